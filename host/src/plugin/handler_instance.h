@@ -23,6 +23,7 @@ class HandlerInstance {
   const PluginInfo& info() const noexcept { return library_->info(); }
 
  private:
+  // The plugin's object is destroyed in ~HandlerInstance, before this releases the library.
   std::shared_ptr<const PluginLibrary> library_;
   void* instance_ = nullptr;
 };

@@ -14,6 +14,16 @@ namespace warren::plugin {
 
 enum class LogLevel { info, warn, error };
 
+// A metric the runtime created for a plugin (warren_plugin_<name>{worker,plugin}). The C ABI's
+// metric_record receives only this handle, so the handle itself must know how to record. Owned
+// by the WorkerServices that made it; lives as long as the worker.
+class PluginMetric {
+ public:
+  virtual ~PluginMetric() = default;
+  // Counter: add; histogram: observe; gauge: set. Thread-safe.
+  virtual void record(double value) noexcept = 0;
+};
+
 // One per worker; lives as long as the worker's handler instance.
 class WorkerServices {
  public:
@@ -22,10 +32,10 @@ class WorkerServices {
   virtual void log(LogLevel level, std::string_view text) noexcept = 0;
   // Valid for the worker's lifetime.
   virtual const std::string* setting(std::string_view key) const noexcept = 0;
-  // nullptr when refused (the implementation logs why).
-  virtual void* metric(warren_metric_type type, std::string_view name, std::string_view help,
-                       std::span<const double> buckets) noexcept = 0;
-  virtual void record_metric(void* metric, double value) noexcept = 0;
+  // nullptr when refused (the implementation logs why). `type` is one of warren_metric_type's
+  // values (host_api.cc refuses others before calling).
+  virtual PluginMetric* metric(warren_metric_type type, std::string_view name,
+                               std::string_view help, std::span<const double> buckets) noexcept = 0;
 };
 
 // One per message being handled.
@@ -43,7 +53,7 @@ class MessageServices {
 };
 
 // The C table handed to plugins; `host_plugin` is a WorkerServices*, `host_message` a
-// MessageServices*.
+// MessageServices*, a metric handle a PluginMetric*.
 const warren_host_api& host_api() noexcept;
 
 }  // namespace warren::plugin

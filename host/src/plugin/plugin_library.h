@@ -1,9 +1,11 @@
 // A plugin `.so`, loaded safely and kept alive.
 //
-// Loading refuses, each time saying which file and why: a path outside the absolute plugin
-// directory, a symlink, a file or directory writable by group or others, a file owned by neither
-// root nor the running user, a missing entry symbol, an ABI major that differs from the host's,
-// a newer ABI minor, a descriptor too small, or a name that differs from the one asked for.
+// Loading refuses, each time saying which file and why (PluginLoadError): a file that fails
+// check_trusted_plugin_file (file_trust.h), a file the dynamic loader cannot open (the dlerror()
+// text is kept), a missing entry symbol, a null descriptor, a descriptor too small for ABI 1.0,
+// an ABI major that differs from the host's, a newer ABI minor, a missing name or version, a name
+// that differs from the one asked for, or a missing create/destroy/handle function. The ABI
+// fields are checked before anything else in the descriptor is read.
 //
 // The library is opened with RTLD_NOW | RTLD_LOCAL and never unloaded while anything from it
 // lives: every HandlerInstance holds a shared_ptr to its PluginLibrary (see Boost.DLL's
@@ -13,24 +15,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 
+#include "plugin/plugin_load_error.h"
 #include "warren/abi.h"
 
 namespace warren::plugin {
-
-class PluginLoadError : public std::runtime_error {
- public:
-  PluginLoadError(std::filesystem::path file, std::string reason);
-  const std::filesystem::path& file() const noexcept { return file_; }
-  const std::string& reason() const noexcept { return reason_; }
-
- private:
-  std::filesystem::path file_;
-  std::string reason_;
-};
 
 struct PluginInfo {
   std::filesystem::path file;
@@ -46,12 +37,15 @@ class PluginLibrary {
   // Loads lib<name>.so from `plugin_dir`. Throws PluginLoadError.
   static std::shared_ptr<PluginLibrary> load(const std::filesystem::path& plugin_dir,
                                              std::string_view name);
-  // Loads one file (which must still pass every check); `expected_name` empty: any name.
+  // Loads one file (which must still pass every check, its own directory standing for the
+  // plugin directory); `expected_name` empty: any name.
   static std::shared_ptr<PluginLibrary> load_file(const std::filesystem::path& file,
                                                   std::string_view expected_name);
 
   virtual ~PluginLibrary() = default;
   virtual const PluginInfo& info() const noexcept = 0;
+  // A copy of the validated descriptor (fields a plugin built for an older minor lacks are
+  // zero); its pointers point into the library, valid as long as this object lives.
   virtual const warren_plugin_descriptor& descriptor() const noexcept = 0;
 };
 

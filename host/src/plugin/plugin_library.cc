@@ -1,0 +1,182 @@
+// PluginLibrary::load: trust check, dlopen through Boost.DLL, then the descriptor handshake.
+//
+// Order matters: nothing in the descriptor is read before its size and ABI version say the field
+// exists and means what this host thinks it means (as OBS does for its module structs).
+#include "plugin/plugin_library.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <boost/dll/shared_library.hpp>
+#include <cstddef>
+#include <cstring>
+#include <type_traits>
+#include <utility>
+
+#include "plugin/file_trust.h"
+
+namespace warren::plugin {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The descriptor of ABI 1.0 ends with `handle`; later minors only append fields.
+constexpr std::size_t kDescriptorV1_0Size =
+    offsetof(warren_plugin_descriptor, handle) + sizeof(warren_plugin_descriptor::handle);
+static_assert(kDescriptorV1_0Size <= sizeof(warren_plugin_descriptor));
+
+using EntryFunction = std::remove_pointer_t<warren_plugin_entry_fn>;
+
+std::string quoted(std::string_view text) {
+  return "\"" + std::string(text) + "\"";
+}
+
+class LoadedPluginLibrary final : public PluginLibrary {
+ public:
+  LoadedPluginLibrary(boost::dll::shared_library library,
+                      const warren_plugin_descriptor& descriptor, PluginInfo info)
+      : library_(std::move(library)), descriptor_(descriptor), info_(std::move(info)) {}
+
+  const PluginInfo& info() const noexcept override { return info_; }
+  const warren_plugin_descriptor& descriptor() const noexcept override { return descriptor_; }
+
+ private:
+  // Declared first so it is destroyed last: the descriptor's pointers point into it.
+  boost::dll::shared_library library_;
+  warren_plugin_descriptor descriptor_;
+  PluginInfo info_;
+};
+
+// RTLD_NOW: a missing symbol fails here, with a reason, rather than in a handler later.
+// RTLD_LOCAL: one plugin's symbols never satisfy another's.
+boost::dll::shared_library open_library(const fs::path& file) {
+  // Boost.DLL 1.74 can take std::filesystem paths when BOOST_DLL_USE_STD_FS is defined, but that
+  // changes the type of boost::dll::fs::path in every translation unit that includes Boost.DLL;
+  // converting here keeps the rest of the program free of that choice.
+  const boost::dll::fs::path native_path(file.native());
+  boost::dll::fs::error_code error;
+  ::dlerror();  // Forget any earlier failure so the text below is about this file.
+  boost::dll::shared_library library(
+      native_path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, error);
+  if (error || !library.is_loaded()) {
+    const char* loader_text = ::dlerror();
+    throw PluginLoadError(file,
+                          "refused: the dynamic loader cannot open it: " +
+                              std::string(loader_text != nullptr ? loader_text : error.message()));
+  }
+  return library;
+}
+
+const warren_plugin_descriptor* call_entry(const boost::dll::shared_library& library,
+                                           const fs::path& file) {
+  if (!library.has(WARREN_PLUGIN_ENTRY_SYMBOL)) {
+    throw PluginLoadError(file, "refused: it exports no " WARREN_PLUGIN_ENTRY_SYMBOL
+                                " symbol, so it is not a Warren plugin; build it with "
+                                "WARREN_PLUGIN(...) and warren_add_plugin()");
+  }
+  EntryFunction& entry = library.get<EntryFunction>(WARREN_PLUGIN_ENTRY_SYMBOL);
+  try {
+    return entry();
+  } catch (...) {
+    // The entry of a WARREN_PLUGIN cannot throw; a hand-written one might.
+    throw PluginLoadError(file, "refused: " WARREN_PLUGIN_ENTRY_SYMBOL "() threw an exception");
+  }
+}
+
+// Validates the descriptor in the order of abi.h's evolution rules and returns a copy of it.
+warren_plugin_descriptor validate_descriptor(const warren_plugin_descriptor* raw,
+                                             const fs::path& file, std::string_view expected_name) {
+  if (raw == nullptr) {
+    throw PluginLoadError(file, "refused: " WARREN_PLUGIN_ENTRY_SYMBOL "() returned no descriptor");
+  }
+  if (raw->struct_size < kDescriptorV1_0Size) {
+    throw PluginLoadError(file,
+                          "refused: its descriptor is " + std::to_string(raw->struct_size) +
+                              " bytes, smaller than the " + std::to_string(kDescriptorV1_0Size) +
+                              " bytes of Warren ABI 1.0: the file is damaged or was not "
+                              "built with the Warren SDK; rebuild it with WARREN_PLUGIN(...)");
+  }
+  const std::string host_abi =
+      std::to_string(WARREN_ABI_MAJOR) + "." + std::to_string(WARREN_ABI_MINOR);
+  if (raw->abi_major != WARREN_ABI_MAJOR) {
+    throw PluginLoadError(file, "refused: built for Warren ABI " + std::to_string(raw->abi_major) +
+                                    ".x, this host speaks " + std::to_string(WARREN_ABI_MAJOR) +
+                                    ".x: rebuild the plugin against this host's SDK");
+  }
+  if (raw->abi_minor > WARREN_ABI_MINOR) {
+    throw PluginLoadError(file, "refused: built for Warren ABI " + std::to_string(raw->abi_major) +
+                                    "." + std::to_string(raw->abi_minor) +
+                                    ", newer than this host's " + host_abi +
+                                    ": upgrade the host or rebuild the plugin against this "
+                                    "host's SDK");
+  }
+
+  // Fields a plugin built for an older minor lacks stay zero.
+  warren_plugin_descriptor descriptor{};
+  std::memcpy(&descriptor, raw, std::min<std::size_t>(raw->struct_size, sizeof descriptor));
+
+  if (descriptor.name == nullptr || descriptor.name[0] == '\0') {
+    throw PluginLoadError(file, "refused: its descriptor has no name");
+  }
+  if (descriptor.version == nullptr) {
+    throw PluginLoadError(file, "refused: its descriptor has no version");
+  }
+  const std::string_view name = descriptor.name;
+  if (!expected_name.empty() && name != expected_name) {
+    throw PluginLoadError(file, "refused: it declares the name " + quoted(name) +
+                                    " but was loaded as " + quoted(expected_name) +
+                                    "; name the file " + plugin_file_name(name) +
+                                    " or fix the name given to WARREN_PLUGIN");
+  }
+  std::string missing;
+  for (const auto& [present, function] : {std::pair{descriptor.create != nullptr, "create"},
+                                          std::pair{descriptor.destroy != nullptr, "destroy"},
+                                          std::pair{descriptor.handle != nullptr, "handle"}}) {
+    if (!present)
+      missing += std::string(missing.empty() ? "" : ", ") + function;
+  }
+  if (!missing.empty()) {
+    throw PluginLoadError(file, "refused: its descriptor lacks the function(s) " + missing);
+  }
+  return descriptor;
+}
+
+std::shared_ptr<PluginLibrary> open_trusted(const fs::path& file, std::string_view expected_name) {
+  boost::dll::shared_library library = open_library(file);
+  const warren_plugin_descriptor descriptor =
+      validate_descriptor(call_entry(library, file), file, expected_name);
+  PluginInfo info;
+  info.file = file;
+  info.name = descriptor.name;
+  info.version = descriptor.version;
+  info.build_fingerprint =
+      descriptor.build_fingerprint != nullptr ? descriptor.build_fingerprint : "";
+  info.abi_major = descriptor.abi_major;
+  info.abi_minor = descriptor.abi_minor;
+  return std::make_shared<LoadedPluginLibrary>(std::move(library), descriptor, std::move(info));
+}
+
+}  // namespace
+
+std::string plugin_file_name(std::string_view name) {
+  return "lib" + std::string(name) + ".so";
+}
+
+std::shared_ptr<PluginLibrary> PluginLibrary::load(const fs::path& plugin_dir,
+                                                   std::string_view name) {
+  const fs::path file = plugin_dir / plugin_file_name(name);
+  if (name.empty() || name.find_first_of(std::string_view("/\0", 2)) != std::string_view::npos) {
+    throw PluginLoadError(file, "refused: " + quoted(name) +
+                                    " is not a plugin name; use a plain name such as \"orders\"");
+  }
+  check_trusted_plugin_file(plugin_dir, file);
+  return open_trusted(file, name);
+}
+
+std::shared_ptr<PluginLibrary> PluginLibrary::load_file(const fs::path& file,
+                                                        std::string_view expected_name) {
+  check_trusted_plugin_file(file.parent_path(), file);
+  return open_trusted(file, expected_name);
+}
+
+}  // namespace warren::plugin
