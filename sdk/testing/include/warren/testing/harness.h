@@ -1,0 +1,159 @@
+// warren::testing::Harness: an in-memory fake of the Warren host for unit-testing handlers.
+//
+// It implements the whole warren_host_api table in memory and drives the handler through the same
+// descriptor trampolines the real host uses (warren/plugin.h), so a test sees exactly what
+// production would do with an outcome or an exception. No broker, no threads of its own.
+//
+//   auto h = warren::testing::Harness::of<OrderEmail>({{"out_dir", dir}}, "emails");
+//   warren::testing::TestMessage m;
+//   m.body = R"({"event_id": "..."})";
+//   m.routing_key = "pedido.registrado";
+//   warren::testing::Result r = h.deliver(m);
+//   EXPECT_EQ(r.kind, warren::testing::Result::Kind::ack) << r;
+//
+// Thread-safety: deliver() may run on several threads at once on one Harness (the real host runs
+// handle() concurrently on one instance); the inspection methods return snapshots.
+// Standard library only, like the SDK.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "warren/abi.h"
+#include "warren/plugin.h"
+
+namespace warren::testing {
+
+// The worker's [workers.settings] table, values already rendered as strings.
+using Settings = std::map<std::string, std::string>;
+
+// One delivery, as the broker would hand it to the host.
+struct TestMessage {
+  std::string body;
+  std::string routing_key;
+  std::string exchange;
+  std::string message_id;
+  std::string content_type;
+  std::map<std::string, std::string> headers;
+  std::uint32_t attempt = 1;  // 1-based
+  bool redelivered = false;
+};
+
+// What the host would do with the message after one handle() call.
+struct Result {
+  enum class Kind { ack, retry, dead_letter };
+  // How the handler got there: by returning an Outcome, or by throwing.
+  enum class Error { none, std_exception, permanent, unknown };
+
+  Kind kind = Kind::ack;
+  // retry only: the delay the handler asked for; std::nullopt means "the worker's policy".
+  std::optional<std::chrono::milliseconds> delay;
+  // dead_letter: the reason; when the handler threw: the exception's what().
+  std::string reason;
+  bool threw = false;
+  Error error = Error::none;
+  // When the handler threw a std::exception: its demangled type, e.g. "warren::PermanentError".
+  std::string exception_type;
+};
+
+std::string_view to_string(Result::Kind kind) noexcept;
+std::string_view to_string(Result::Error error) noexcept;
+// Readable in test failures: "dead_letter (threw warren::PermanentError: bad json)".
+std::ostream& operator<<(std::ostream& out, Result::Kind kind);
+std::ostream& operator<<(std::ostream& out, const Result& result);
+
+// A publish the handler asked for and the fake broker confirmed, exactly as requested (the real
+// host also fills an empty message_id and propagates the trace context; the harness does not).
+struct PublishedMessage {
+  std::string exchange;
+  std::string routing_key;
+  std::string body;
+  std::string content_type;
+  std::string message_id;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+enum class LogLevel { info, warn, error };
+std::ostream& operator<<(std::ostream& out, LogLevel level);
+
+struct LogRecord {
+  LogLevel level = LogLevel::info;
+  std::string text;
+  // The message being handled; empty for worker-level logs (PluginContext).
+  std::string message_id;
+};
+
+enum class MetricType { counter, histogram, gauge };
+
+// A metric the handler created, with every value recorded into it in order (counter: the
+// increments; histogram: the observations; gauge: the values set).
+struct MetricRecord {
+  MetricType type = MetricType::counter;
+  std::string help;
+  std::vector<double> buckets;
+  std::vector<double> values;
+
+  double sum() const noexcept;
+  // The gauge's current value (the last one set), or 0 when nothing was recorded.
+  double last() const noexcept;
+};
+
+class Harness {
+ public:
+  // Constructs handler H as a worker named `worker_name` with these settings.
+  // Throws std::runtime_error carrying the constructor's reason when it fails.
+  template <class H>
+  static Harness of(Settings settings = {}, std::string worker_name = "test-worker") {
+    static constexpr warren_plugin_descriptor descriptor =
+        ::warren::detail::make_descriptor<H>("harness", "0.0.0");
+    return Harness(descriptor, std::move(settings), std::move(worker_name));
+  }
+
+  // Drives a descriptor obtained elsewhere, e.g. from a plugin .so's warren_plugin_entry().
+  // Throws std::runtime_error when the descriptor's ABI is not this SDK's or its constructor
+  // fails.
+  Harness(const warren_plugin_descriptor& descriptor, Settings settings,
+          std::string worker_name = "test-worker");
+  ~Harness();  // destroys the handler instance
+  Harness(Harness&&) noexcept;
+  Harness& operator=(Harness&&) noexcept;
+  Harness(const Harness&) = delete;
+  Harness& operator=(const Harness&) = delete;
+
+  // Runs handle() once and settles the message: the scope the handler attached is destroyed
+  // before this returns. Throws std::logic_error if the plugin reports no outcome, more than one,
+  // or an invalid one (the real host would treat that as a broken plugin).
+  Result deliver(const TestMessage& message);
+
+  // Snapshots of what happened so far, in order.
+  std::vector<PublishedMessage> published() const;
+  std::vector<LogRecord> logs() const;
+  // Keyed by the exported name: warren_plugin_<name> (the prefix is added when missing).
+  std::map<std::string, MetricRecord> metrics() const;
+
+  // The next publish fails with this reason (Context::publish throws warren::PublishError).
+  // Calls queue up: n calls fail the next n publishes.
+  void fail_next_publish(std::string reason);
+  // From now on Context::stop_requested() is true, as during the host's shutdown.
+  void request_stop() noexcept;
+  // Scopes attached by the handler and not yet destroyed (0 between deliveries).
+  std::size_t live_scopes() const noexcept;
+
+  const warren_plugin_descriptor& descriptor() const noexcept;
+
+  struct State;  // the fake host's data; public only so harness.cc's C callbacks can name it
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace warren::testing

@@ -1,0 +1,152 @@
+// Scripted: record the call, then perform the action the message asks for.
+#include "scripted.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+#include <system_error>
+#include <thread>
+
+namespace warren::test_plugins {
+namespace {
+
+// Keeps a trace line one line: tabs and newlines inside a field become spaces.
+std::string field(std::string_view text) {
+  std::string clean(text);
+  for (char& c : clean) {
+    if (c == '\t' || c == '\n' || c == '\r')
+      c = ' ';
+  }
+  return clean;
+}
+
+std::chrono::milliseconds sleep_setting(const warren::PluginContext& ctx) {
+  const auto text = ctx.setting("sleep_ms");
+  if (!text)
+    return std::chrono::milliseconds(0);
+  std::uint32_t value = 0;
+  const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (error != std::errc{} || end != text->data() + text->size()) {
+    throw std::invalid_argument(
+        "scripted: setting 'sleep_ms' must be a non-negative integer, got '" + *text + "'");
+  }
+  return std::chrono::milliseconds(value);
+}
+
+// Sleeps the whole duration in small steps. A stop request is noticed (and logged once) but does
+// not cut the sleep short: deciding what to do with a slow handler is the host's job.
+void sleep_through_stop(std::chrono::milliseconds duration, warren::Context& ctx) {
+  constexpr auto kStep = std::chrono::milliseconds(10);
+  const auto deadline = std::chrono::steady_clock::now() + duration;
+  bool stop_noticed = false;
+  for (auto now = std::chrono::steady_clock::now(); now < deadline;
+       now = std::chrono::steady_clock::now()) {
+    if (!stop_noticed && ctx.stop_requested()) {
+      stop_noticed = true;
+      ctx.log_info("scripted: stop requested; sleeping on as scripted");
+    }
+    std::this_thread::sleep_for(
+        std::min<std::chrono::steady_clock::duration>(kStep, deadline - now));
+  }
+}
+
+}  // namespace
+
+Scripted::Scripted(warren::PluginContext& ctx)
+    : worker_(ctx.worker_name()),
+      default_action_(ctx.setting("default_action").value_or("ack")),
+      sleep_(sleep_setting(ctx)) {
+  ScriptedAction::parse(default_action_);  // refuse a bad default now, not per message
+  if (const auto path = ctx.setting("record_file")) {
+    record_fd_ = ::open(path->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (record_fd_ < 0) {
+      throw std::system_error(errno, std::generic_category(),
+                              "scripted: cannot open record_file '" + *path + "'");
+    }
+  }
+}
+
+Scripted::~Scripted() {
+  if (record_fd_ >= 0)
+    ::close(record_fd_);
+}
+
+void Scripted::record(const warren::Message& msg, std::string_view action) const {
+  if (record_fd_ < 0)
+    return;
+  const std::string line = field(worker_) + '\t' + field(msg.message_id()) + '\t' +
+                           std::to_string(msg.attempt()) + '\t' + (msg.redelivered() ? "1" : "0") +
+                           '\t' + field(action) + '\n';
+  ssize_t written = 0;
+  do {
+    written = ::write(record_fd_, line.data(), line.size());
+  } while (written < 0 && errno == EINTR);
+  if (written != static_cast<ssize_t>(line.size())) {
+    throw std::system_error(written < 0 ? errno : EIO, std::generic_category(),
+                            "scripted: cannot append to record_file");
+  }
+}
+
+warren::Outcome Scripted::handle(const warren::Message& msg, warren::Context& ctx) {
+  const std::string spec = msg.header(kActionHeader).value_or(default_action_);
+  record(msg, spec);
+  ScriptedAction action;
+  try {
+    action = ScriptedAction::parse(spec);
+  } catch (const std::invalid_argument& e) {
+    throw warren::PermanentError(e.what());
+  }
+  if (sleep_.count() > 0)
+    std::this_thread::sleep_for(sleep_);
+
+  using Kind = ScriptedAction::Kind;
+  switch (action.kind) {
+    case Kind::ack:
+      return warren::Outcome::ack();
+    case Kind::retry:
+      return warren::Outcome::retry();
+    case Kind::retry_after:
+      return warren::Outcome::retry(action.duration);
+    case Kind::dead_letter:
+      return warren::Outcome::dead_letter(action.text);
+    case Kind::throw_std:
+      throw std::runtime_error("scripted failure");
+    case Kind::throw_int:
+      throw 42;
+    case Kind::permanent:
+      throw warren::PermanentError("scripted permanent failure");
+    case Kind::sleep:
+      sleep_through_stop(action.duration, ctx);
+      return warren::Outcome::ack();
+    case Kind::abort:
+      std::abort();
+    case Kind::fail_until:
+      if (msg.attempt() < action.attempts) {
+        throw std::runtime_error("scripted failure until attempt " +
+                                 std::to_string(action.attempts) + " (this is attempt " +
+                                 std::to_string(msg.attempt()) + ")");
+      }
+      return warren::Outcome::ack();
+    case Kind::publish: {
+      warren::OutgoingMessage out;
+      out.exchange = action.exchange;
+      out.routing_key = action.routing_key;
+      out.body = msg.body();
+      out.content_type = msg.content_type();
+      ctx.publish(out);  // a PublishError propagates: the message is retried
+      return warren::Outcome::ack();
+    }
+    case Kind::ack_if_file:
+      if (std::filesystem::exists(action.text))
+        return warren::Outcome::ack();
+      throw std::runtime_error("scripted: '" + action.text + "' does not exist yet");
+  }
+  throw std::logic_error("scripted: unhandled action " + spec);
+}
+
+}  // namespace warren::test_plugins

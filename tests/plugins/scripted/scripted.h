@@ -1,0 +1,45 @@
+// libscripted.so, plugin "scripted": a handler whose behaviour each test chooses per message,
+// and which leaves a crash-proof trace of every call, for integration tests of the host.
+//
+// Settings:
+//   record_file     append one line per handle() call (optional; no trace without it):
+//                   worker \t message_id \t attempt \t redelivered(0|1) \t action \n
+//                   written with one write(2) on an O_APPEND descriptor before the action runs,
+//                   so even `abort` or a kill -9 leaves whole lines only.
+//   default_action  the action when the message has no x-test-action header (default "ack")
+//   sleep_ms        sleep before every action (default 0)
+// Actions: see scripted_action.h.
+#pragma once
+
+#include <warren/sdk.h>
+
+#include <chrono>
+#include <string>
+
+#include "scripted_action.h"
+
+namespace warren::test_plugins {
+
+inline constexpr std::string_view kActionHeader = "x-test-action";
+
+class Scripted final : public warren::Handler {
+ public:
+  // Throws std::invalid_argument on an invalid default_action or sleep_ms, and
+  // std::system_error when record_file cannot be opened.
+  explicit Scripted(warren::PluginContext& ctx);
+  ~Scripted() override;
+  Scripted(const Scripted&) = delete;
+  Scripted& operator=(const Scripted&) = delete;
+
+  warren::Outcome handle(const warren::Message& msg, warren::Context& ctx) override;
+
+ private:
+  void record(const warren::Message& msg, std::string_view action) const;
+
+  std::string worker_;
+  std::string default_action_;
+  std::chrono::milliseconds sleep_{0};
+  int record_fd_ = -1;
+};
+
+}  // namespace warren::test_plugins
