@@ -57,10 +57,9 @@ struct Settlement {
   Kind kind = Kind::ack;
   std::chrono::milliseconds delay{0};
   std::uint32_t next_attempt = 0;
-  std::string reason;      // dead_letter: "type: what" (x-warren-error)
-  std::string worker;      // x-warren-worker
+  std::string reason;         // dead_letter: "type: what" (x-warren-error)
+  std::string worker;         // x-warren-worker
   std::uint32_t attempt = 1;  // the attempt that produced this settlement
-  std::chrono::system_clock::time_point first_failed_at{};  // zero when it never failed
 
   static Settlement ack() { return Settlement{}; }
   static Settlement requeue() {
@@ -99,7 +98,7 @@ struct Subscription {
   std::string worker;
   std::string queue;
   std::uint16_t prefetch = 20;
-  DeliverySink* sink = nullptr;  // outlives the transport's consuming
+  DeliverySink* sink = nullptr;      // outlives the transport's consuming
   std::string dead_letter_exchange;  // where dead_letter settlements go ("" : the queue's DLX)
 };
 

@@ -1,0 +1,21 @@
+// Loads the config a verb works on: the file, then the command line and environment overrides
+// (WARREN_BROKER_URI replaces [broker] uri/hosts; --plugin-dir replaces [host] plugin_dir).
+// Problems are printed as file:line:col lines; the caller exits 2.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "config/config.h"
+
+namespace warren::cli {
+
+struct ConfigOptions {
+  std::string file;
+  std::string plugin_dir;  // empty: as configured
+};
+
+// std::nullopt after printing every problem to stderr.
+std::optional<config::Config> load_config_for_cli(const ConfigOptions& options);
+
+}  // namespace warren::cli

@@ -1,0 +1,61 @@
+// `warren run -c FILE`: the host process. Exit 0 after a graceful stop, 2 on a bad config or a
+// refused plugin, 1 when the broker or topology fails.
+#include <cstdlib>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/transport_factory.h"
+#include "config/config_loader.h"
+#include "observability/health.h"
+#include "observability/log.h"
+#include "observability/metrics.h"
+#include "plugin/plugin_library.h"
+#include "runtime/host.h"
+#include "runtime/shutdown.h"
+
+namespace warren::cli {
+
+int run_command(const ConfigOptions& options) {
+  // Before any thread exists, so that every thread inherits the blocked signal mask.
+  runtime::ShutdownSignal shutdown;
+  runtime::SignalWatcher signals(shutdown);
+
+  const auto config = load_config_for_cli(options);
+  if (!config)
+    return kExitBadUsageOrConfig;
+  observability::configure_logging(config->log.level,
+                                   config->log.format == config::LogConfig::Format::json
+                                       ? observability::LogFormat::json
+                                       : observability::LogFormat::text);
+  for (const auto& warning : config::config_warnings(*config))
+    observability::log_warn(warning);
+
+  observability::Metrics metrics;
+  observability::Health health;
+  runtime::Host host(*config, metrics, &health);
+  health.set_readiness_probe([&host] { return host.ready(); });
+  try {
+    host.load_workers();
+  } catch (const plugin::PluginLoadError& error) {
+    observability::log_error(error.what());
+    return kExitBadUsageOrConfig;
+  }
+
+  bool all_settled = false;
+  try {
+    auto transport = make_transport(*config, metrics, health);
+    all_settled = host.run(*transport, shutdown);
+  } catch (const runtime::TransportError& error) {
+    observability::log_error(std::string("cannot run: ") + error.what());
+    return kExitRuntimeFailure;
+  }
+  if (!all_settled) {
+    // Handlers are still running plugin code: destroying their objects under them would crash.
+    observability::flush_logs();
+    std::_Exit(kExitOk);
+  }
+  return kExitOk;
+}
+
+}  // namespace warren::cli

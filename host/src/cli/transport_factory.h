@@ -1,0 +1,17 @@
+// Picks the transport [broker] transport names. The one place that knows every implementation.
+#pragma once
+
+#include <memory>
+
+#include "config/config.h"
+#include "observability/health.h"
+#include "observability/metrics.h"
+#include "runtime/transport.h"
+
+namespace warren::cli {
+
+std::unique_ptr<runtime::Transport> make_transport(const config::Config& config,
+                                                   observability::Metrics& metrics,
+                                                   observability::Health& health);
+
+}  // namespace warren::cli

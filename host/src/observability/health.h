@@ -1,0 +1,57 @@
+// Liveness and readiness, as /healthz and /readyz report them.
+//
+// Liveness: every registered loop (broker I/O threads, dispatcher threads, outbox relays) ticks;
+// the process is alive while each ticked within its allowance. A hung loop turns it false.
+// Readiness: a probe supplied by the host (connected, every worker subscribed, not stopping).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace warren::observability {
+
+class LoopHeartbeat {
+ public:
+  using Clock = std::chrono::steady_clock;
+  LoopHeartbeat(std::string name, Clock::duration allowance);
+
+  void tick() noexcept { last_tick_.store(Clock::now().time_since_epoch().count()); }
+  // A loop that stops for good (clean shutdown) no longer counts against liveness.
+  void retire() noexcept { retired_.store(true); }
+
+  const std::string& name() const noexcept { return name_; }
+  bool alive(Clock::time_point now) const noexcept;
+
+ private:
+  std::string name_;
+  Clock::duration allowance_;
+  std::atomic<Clock::rep> last_tick_;
+  std::atomic<bool> retired_{false};
+};
+
+class Health {
+ public:
+  std::shared_ptr<LoopHeartbeat> register_loop(std::string name,
+                                               LoopHeartbeat::Clock::duration allowance);
+
+  struct Liveness {
+    bool alive = true;
+    std::vector<std::string> stalled;  // names of loops past their allowance
+  };
+  Liveness liveness() const;
+
+  void set_readiness_probe(std::function<bool()> probe);
+  bool ready() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::shared_ptr<LoopHeartbeat>> loops_;
+  std::function<bool()> readiness_probe_;
+};
+
+}  // namespace warren::observability

@@ -1,0 +1,12 @@
+// JSON string escaping for log lines and CLI output (no JSON library needed for flat objects).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace warren::observability {
+
+// Appends `text` as a quoted JSON string; invalid UTF-8 bytes are replaced by U+FFFD.
+void append_json_string(std::string& out, std::string_view text);
+
+}  // namespace warren::observability

@@ -1,0 +1,184 @@
+// spdlog-backed implementation of log.h. The line is composed here (so JSON is real JSON with
+// escaped strings) and spdlog only adds time and level in text mode and does the locked write.
+#include "observability/log.h"
+
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <chrono>
+#include <ctime>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "observability/json_escape.h"
+#include "observability/rate_limiter.h"
+
+namespace warren::observability {
+namespace {
+
+std::atomic<LogFormat> g_format{LogFormat::text};
+// 20 errors at once, then 5 a second, per worker.
+RateLimiter g_error_limiter(5.0, 20.0);
+
+spdlog::level::level_enum to_spdlog(LogLevel level) {
+  switch (level) {
+    case LogLevel::trace:
+      return spdlog::level::trace;
+    case LogLevel::debug:
+      return spdlog::level::debug;
+    case LogLevel::info:
+      return spdlog::level::info;
+    case LogLevel::warn:
+      return spdlog::level::warn;
+    case LogLevel::error:
+      return spdlog::level::err;
+    case LogLevel::critical:
+      return spdlog::level::critical;
+  }
+  return spdlog::level::info;
+}
+
+const char* level_name(LogLevel level) {
+  switch (level) {
+    case LogLevel::trace:
+      return "trace";
+    case LogLevel::debug:
+      return "debug";
+    case LogLevel::info:
+      return "info";
+    case LogLevel::warn:
+      return "warn";
+    case LogLevel::error:
+      return "error";
+    case LogLevel::critical:
+      return "critical";
+  }
+  return "info";
+}
+
+std::shared_ptr<spdlog::logger> make_logger() {
+  auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+  auto logger = std::make_shared<spdlog::logger>("warren", sink);
+  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %^%-5l%$ %v");
+  logger->set_level(spdlog::level::info);
+  logger->flush_on(spdlog::level::trace);
+  return logger;
+}
+
+spdlog::logger& logger() {
+  static const std::shared_ptr<spdlog::logger> instance = make_logger();
+  return *instance;
+}
+
+std::string utc_timestamp() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  const auto millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char buffer[40];
+  const std::size_t length = std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%S", &tm);
+  std::snprintf(buffer + length, sizeof(buffer) - length, ".%03dZ", static_cast<int>(millis));
+  return buffer;
+}
+
+std::string render_text(const LogFields& fields, std::string_view text) {
+  std::string line;
+  if (!fields.worker.empty()) {
+    line += "[";
+    line += fields.worker;
+    if (!fields.message_id.empty()) {
+      line += " msg=";
+      line += fields.message_id;
+    }
+    if (fields.attempt != 0) {
+      line += " attempt=";
+      line += std::to_string(fields.attempt);
+    }
+    if (!fields.trace_id.empty()) {
+      line += " trace=";
+      line += fields.trace_id;
+    }
+    line += "] ";
+  }
+  line += text;
+  return line;
+}
+
+void write(LogLevel level, const LogFields& fields, std::string_view text) {
+  if (g_format.load(std::memory_order_relaxed) == LogFormat::json) {
+    logger().log(to_spdlog(level), "{}", render_json_line(level, fields, text));
+  } else {
+    logger().log(to_spdlog(level), "{}", render_text(fields, text));
+  }
+}
+
+}  // namespace
+
+void configure_logging(std::string_view level, LogFormat format) {
+  const auto parsed = spdlog::level::from_str(std::string(level));
+  if (parsed == spdlog::level::off && level != "off") {
+    throw std::invalid_argument("unknown log level '" + std::string(level) + "'");
+  }
+  logger().set_level(parsed);
+  g_format.store(format);
+  logger().set_pattern(format == LogFormat::json ? "%v" : "%Y-%m-%dT%H:%M:%S.%e%z %^%-5l%$ %v");
+}
+
+bool log_enabled(LogLevel level) noexcept {
+  return logger().should_log(to_spdlog(level));
+}
+
+std::string render_json_line(LogLevel level, const LogFields& fields, std::string_view text) {
+  std::string line =
+      "{\"time\":\"" + utc_timestamp() + "\",\"level\":\"" + level_name(level) + "\",\"message\":";
+  append_json_string(line, text);
+  if (!fields.worker.empty()) {
+    line += ",\"worker\":";
+    append_json_string(line, fields.worker);
+  }
+  if (!fields.message_id.empty()) {
+    line += ",\"message_id\":";
+    append_json_string(line, fields.message_id);
+  }
+  if (fields.attempt != 0)
+    line += ",\"attempt\":" + std::to_string(fields.attempt);
+  if (!fields.trace_id.empty()) {
+    line += ",\"trace_id\":";
+    append_json_string(line, fields.trace_id);
+  }
+  line += "}";
+  return line;
+}
+
+void log(LogLevel level, const LogFields& fields, std::string_view text) noexcept {
+  try {
+    if (!log_enabled(level))
+      return;
+    if (level >= LogLevel::error) {
+      const auto decision = g_error_limiter.admit(std::string(fields.worker));
+      if (!decision.allowed)
+        return;
+      if (decision.suppressed_before > 0) {
+        write(LogLevel::warn, LogFields{fields.worker, {}, 0, {}},
+              "suppressed " + std::to_string(decision.suppressed_before) +
+                  " error messages (rate limit: 20 at once, then 5 a second)");
+      }
+    }
+    write(level, fields, text);
+  } catch (...) {
+    // Logging must never take the host down.
+  }
+}
+
+void flush_logs() noexcept {
+  try {
+    logger().flush();
+  } catch (...) {
+  }
+}
+
+}  // namespace warren::observability

@@ -1,0 +1,214 @@
+// See dispatcher.h.
+#include "runtime/dispatcher.h"
+
+#include "observability/log.h"
+#include "runtime/ids.h"
+#include "runtime/message_context.h"
+
+namespace warren::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A dispatcher thread ticks at least this often while idle; one stuck in a handler longer than
+// the allowance turns /healthz red.
+constexpr auto kIdleTick = std::chrono::milliseconds(500);
+constexpr auto kHandlerAllowance = std::chrono::minutes(5);
+
+warren_str abi(const std::string& s) {
+  return warren_str{s.data(), s.size()};
+}
+
+}  // namespace
+
+Dispatcher::Dispatcher(DispatcherOptions options, const plugin::HandlerInstance& handler,
+                       WorkerContext& worker, Publisher* publisher,
+                       observability::WorkerMetrics metrics, observability::Health* health)
+    : options_(std::move(options)),
+      handler_(handler),
+      worker_(worker),
+      publisher_(publisher),
+      metrics_(metrics),
+      health_(health),
+      inbox_(options_.prefetch) {}
+
+Dispatcher::~Dispatcher() {
+  inbox_.close();
+  for (auto& thread : threads_) {
+    if (thread.joinable())
+      thread.join();
+  }
+}
+
+void Dispatcher::start() {
+  const int count = std::max(1, options_.concurrency);
+  {
+    std::lock_guard lock(exit_mutex_);
+    running_threads_ = count;
+  }
+  for (int i = 0; i < count; ++i) {
+    std::shared_ptr<observability::LoopHeartbeat> heartbeat;
+    if (health_ != nullptr) {
+      heartbeat = health_->register_loop("dispatcher " + options_.worker + "#" + std::to_string(i),
+                                         kHandlerAllowance);
+    }
+    threads_.emplace_back([this, heartbeat] { run_thread(heartbeat); });
+  }
+}
+
+void Dispatcher::deliver(std::unique_ptr<Delivery> delivery) {
+  metrics_.received->Increment();
+  metrics_.in_flight->Increment();
+  in_flight_.fetch_add(1);
+  if (!inbox_.push(delivery)) {
+    // Draining: hand it straight back to the broker for another consumer.
+    settle(*delivery, Settlement::requeue());
+  }
+}
+
+void Dispatcher::run_thread(std::shared_ptr<observability::LoopHeartbeat> heartbeat) {
+  for (;;) {
+    if (heartbeat)
+      heartbeat->tick();
+    auto delivery = inbox_.pop_for(kIdleTick);
+    if (!delivery) {
+      if (inbox_.closed())
+        break;
+      continue;
+    }
+    if (heartbeat)
+      heartbeat->tick();
+    process(std::move(*delivery));
+  }
+  if (heartbeat)
+    heartbeat->retire();
+  std::lock_guard lock(exit_mutex_);
+  --running_threads_;
+  exit_cv_.notify_all();
+}
+
+void Dispatcher::process(std::unique_ptr<Delivery> delivery) {
+  const InboundMessage& message = delivery->message();
+  if (delivery->stale()) {
+    // Its channel is gone: the broker redelivers it; running the handler would only duplicate.
+    settle(*delivery, Settlement::requeue());
+    return;
+  }
+  if (duplicate_filter_ != nullptr && duplicate_filter_->seen(message)) {
+    metrics_.duplicates->Increment();
+    observability::log(observability::LogLevel::info,
+                       {options_.worker, message.message_id, message.attempt, {}},
+                       "duplicate message: already processed, acked without calling the handler");
+    settle(*delivery, Settlement::ack());
+    return;
+  }
+
+  MessageContext context(message, worker_, publisher_, stop_requested_);
+  warren_message view{};
+  view.struct_size = sizeof(view);
+  view.body = abi(message.body);
+  view.routing_key = abi(message.routing_key);
+  view.exchange = abi(message.exchange);
+  view.message_id = abi(message.message_id);
+  view.content_type = abi(message.content_type);
+  view.redelivered = message.redelivered ? 1 : 0;
+
+  std::uint32_t attempt = std::max<std::uint32_t>(1, message.attempt);
+  Settlement settlement;
+  for (;;) {
+    view.attempt = attempt;
+    context.begin_attempt(attempt);
+    const auto started = Clock::now();
+    handler_.handle(view, context);
+    metrics_.handler_duration->Observe(
+        std::chrono::duration<double>(Clock::now() - started).count());
+    count_exception(context.error_kind());
+
+    const HandlerResult result = context.result();
+    RetryDecision decision = decide(options_.retry, result, attempt, random_unit());
+    if (result.kind != HandlerResult::Kind::ack) {
+      const observability::LogFields fields{options_.worker, message.message_id, attempt,
+                                            context.trace().trace_id};
+      const bool final = decision.settlement.kind == Settlement::Kind::dead_letter;
+      std::string text = final ? "dead-lettering: " : "will retry: ";
+      text += result.reason.empty() ? "the handler asked for a retry" : result.reason;
+      if (decision.settlement.kind == Settlement::Kind::retry_later) {
+        text += " (next attempt in " + std::to_string(decision.settlement.delay.count()) + " ms)";
+      }
+      observability::log(final ? observability::LogLevel::error : observability::LogLevel::warn,
+                         fields, text);
+    }
+    if (decision.run_again_now && !stop_requested_.load()) {
+      ++attempt;
+      continue;
+    }
+    if (decision.run_again_now) {
+      // Stopping: no in-process retry; let the broker hold it for the next start.
+      decision.settlement.kind = Settlement::Kind::retry_later;
+      decision.settlement.next_attempt = attempt + 1;
+      decision.settlement.delay = std::chrono::milliseconds(0);
+    }
+    settlement = std::move(decision.settlement);
+    break;
+  }
+  settlement.worker = options_.worker;
+  settlement.attempt = attempt;
+  settle(*delivery, settlement);
+  if (settlement.kind == Settlement::Kind::ack && duplicate_filter_ != nullptr) {
+    duplicate_filter_->remember(message);
+  }
+}
+
+void Dispatcher::settle(Delivery& delivery, const Settlement& settlement) noexcept {
+  try {
+    delivery.settle(settlement);
+    switch (settlement.kind) {
+      case Settlement::Kind::ack:
+        metrics_.settled_ack->Increment();
+        break;
+      case Settlement::Kind::retry_later:
+        metrics_.settled_retry->Increment();
+        break;
+      case Settlement::Kind::dead_letter:
+        metrics_.settled_dead_letter->Increment();
+        break;
+      case Settlement::Kind::requeue:
+        metrics_.settled_requeue->Increment();
+        break;
+    }
+  } catch (const std::exception& e) {
+    observability::log(
+        observability::LogLevel::error,
+        {options_.worker, delivery.message().message_id, settlement.attempt, {}},
+        std::string("could not ") + to_string(settlement.kind) +
+            " the message; it stays unacked and the broker will redeliver it: " + e.what());
+  }
+  metrics_.in_flight->Decrement();
+  in_flight_.fetch_sub(1);
+}
+
+void Dispatcher::count_exception(std::uint32_t error_kind) noexcept {
+  switch (error_kind) {
+    case WARREN_ERROR_STD_EXCEPTION:
+      metrics_.exceptions_std->Increment();
+      break;
+    case WARREN_ERROR_PERMANENT:
+      metrics_.exceptions_permanent->Increment();
+      break;
+    case WARREN_ERROR_UNKNOWN:
+      metrics_.exceptions_unknown->Increment();
+      break;
+    default:
+      break;
+  }
+}
+
+bool Dispatcher::drain(std::chrono::steady_clock::time_point deadline) {
+  inbox_.close();
+  for (auto& delivery : inbox_.take_all())
+    settle(*delivery, Settlement::requeue());
+  std::unique_lock lock(exit_mutex_);
+  return exit_cv_.wait_until(lock, deadline, [&] { return running_threads_ == 0; });
+}
+
+}  // namespace warren::runtime

@@ -1,0 +1,62 @@
+// The host: the workers of a config, each with its plugin's handler and a dispatcher, wired to a
+// transport; started together and stopped gracefully (like .NET's Generic Host).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "observability/health.h"
+#include "observability/metrics.h"
+#include "plugin/handler_instance.h"
+#include "plugin/plugin_library.h"
+#include "runtime/dispatcher.h"
+#include "runtime/shutdown.h"
+#include "runtime/transport.h"
+#include "runtime/worker_context.h"
+
+namespace warren::runtime {
+
+class Host {
+ public:
+  Host(const config::Config& config, observability::Metrics& metrics,
+       observability::Health* health);
+  ~Host();
+  Host(const Host&) = delete;
+  Host& operator=(const Host&) = delete;
+
+  // Loads each worker's plugin and constructs its handler. Throws plugin::PluginLoadError
+  // naming the worker, the file and why.
+  void load_workers();
+
+  // What `warren plugins` and `warren check` show.
+  struct WorkerPlugin {
+    std::string worker;
+    plugin::PluginInfo info;
+  };
+  std::vector<WorkerPlugin> loaded_plugins() const;
+
+  // Starts the workers on `transport`, runs until `shutdown` is requested, then stops
+  // gracefully within [host] shutdown_timeout. Returns true when every in-flight message was
+  // settled in time (false: some handlers were still running; the caller should exit without
+  // running destructors, and the broker requeues their messages).
+  bool run(Transport& transport, ShutdownSignal& shutdown);
+
+  // Readiness as /readyz reports it: started, not stopping, and the transport is ready.
+  bool ready() const noexcept;
+
+ private:
+  struct Worker;
+
+  const config::Config& config_;
+  observability::Metrics& metrics_;
+  observability::Health* health_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::atomic<Transport*> transport_{nullptr};
+  std::atomic<bool> running_{false};
+};
+
+}  // namespace warren::runtime

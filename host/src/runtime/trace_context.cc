@@ -1,0 +1,50 @@
+// See trace_context.h. Format: version "-" trace-id "-" parent-id "-" flags, lowercase hex.
+#include "runtime/trace_context.h"
+
+#include <algorithm>
+
+#include "runtime/ids.h"
+
+namespace warren::runtime {
+namespace {
+
+bool is_lower_hex(std::string_view s) {
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+bool all_zero(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return c == '0'; });
+}
+
+}  // namespace
+
+TraceContext TraceContext::from_headers(const TextHeaders& headers) {
+  TraceContext context;
+  const auto parent = find_header(headers, "traceparent");
+  // 2 + 1 + 32 + 1 + 16 + 1 + 2 = 55 characters for version 00.
+  if (parent && parent->size() >= 55 && (*parent)[2] == '-' && (*parent)[35] == '-' &&
+      (*parent)[52] == '-') {
+    const std::string_view version = parent->substr(0, 2);
+    const std::string_view trace = parent->substr(3, 32);
+    const std::string_view span = parent->substr(36, 16);
+    const std::string_view flags = parent->substr(53, 2);
+    if (is_lower_hex(version) && version != "ff" && is_lower_hex(trace) && !all_zero(trace) &&
+        is_lower_hex(span) && !all_zero(span) && is_lower_hex(flags)) {
+      context.trace_id = trace;
+      context.parent_id = span;
+      context.flags = flags;
+      if (const auto state = find_header(headers, "tracestate"))
+        context.tracestate = *state;
+      return context;
+    }
+  }
+  context.trace_id = random_hex(16);
+  return context;
+}
+
+std::string TraceContext::child_traceparent() const {
+  return "00-" + trace_id + "-" + random_hex(8) + "-" + flags;
+}
+
+}  // namespace warren::runtime

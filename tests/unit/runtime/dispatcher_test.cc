@@ -1,0 +1,332 @@
+// Specification of the dispatcher: handler failures of every kind are isolated, counted and turned
+// into the right settlement; nothing is lost; scopes end when messages settle; stop is graceful.
+#include "runtime/dispatcher.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <barrier>
+#include <latch>
+#include <map>
+#include <set>
+
+#include "fake_delivery.h"
+#include "in_process_plugin.h"
+#include "observability/metrics.h"
+#include "runtime/in_memory_transport.h"
+
+namespace warren::runtime {
+namespace {
+
+using testing_support::FakeDelivery;
+using testing_support::InProcessPlugin;
+using testing_support::SettlementLog;
+using namespace std::chrono_literals;
+
+// ---- A handler that fails on every third call with a rotating exception type, and permanently
+// on every hundredth message.
+struct NotAnException {
+  int code = 7;
+};
+
+struct ChaosCounts {
+  std::atomic<int> calls{0};
+  std::atomic<int> acks{0};
+  std::atomic<int> std_throws{0};
+  std::atomic<int> unknown_throws{0};
+  std::atomic<int> permanent_throws{0};
+};
+ChaosCounts g_chaos;
+
+class Chaos final : public warren::Handler {
+ public:
+  explicit Chaos(warren::PluginContext&) {}
+  warren::Outcome handle(const warren::Message& msg, warren::Context&) override {
+    const int call = ++g_chaos.calls;
+    const int id = std::stoi(std::string(msg.message_id()));
+    if (id % 100 == 0) {
+      ++g_chaos.permanent_throws;
+      throw warren::PermanentError("message " + std::to_string(id) + " can never succeed");
+    }
+    if (call % 3 == 0) {
+      switch ((call / 3) % 4) {
+        case 0:
+          ++g_chaos.std_throws;
+          throw std::runtime_error("runtime failure");
+        case 1:
+          ++g_chaos.std_throws;
+          throw std::logic_error("logic failure");
+        case 2:
+          ++g_chaos.unknown_throws;
+          throw 42;
+        default:
+          ++g_chaos.unknown_throws;
+          throw NotAnException{};
+      }
+    }
+    ++g_chaos.acks;
+    return warren::Outcome::ack();
+  }
+};
+
+config::Config chaos_config() {
+  config::Config config;
+  config::ExchangeConfig dlx;
+  dlx.name = "dlx";
+  dlx.type = config::ExchangeType::fanout;
+  config.exchanges.push_back(dlx);
+  config::QueueConfig work;
+  work.name = "work";
+  work.type = config::QueueType::classic;
+  work.dead_letter_exchange = "dlx";
+  config.queues.push_back(work);
+  config::QueueConfig dead;
+  dead.name = "dead";
+  dead.type = config::QueueType::classic;
+  dead.bindings.push_back({"dlx", "", {}});
+  config.queues.push_back(dead);
+  return config;
+}
+
+double value(prometheus::Counter* counter) {
+  return counter->Value();
+}
+
+TEST(Dispatcher,
+     TenThousandMessagesWithThrowingHandler_EveryMessageEndsAckedOrDeadLetteredAsCounted) {
+  const config::Config config = chaos_config();
+  InMemoryTransport transport(config, 5s);
+  observability::Metrics metrics;
+  WorkerContext worker("chaos", "chaos", {}, metrics);
+  const plugin::HandlerInstance handler(InProcessPlugin::of<Chaos>("chaos"), worker);
+  DispatcherOptions options;
+  options.worker = "chaos";
+  options.queue = "work";
+  options.prefetch = 64;
+  options.concurrency = 8;
+  options.retry.max_attempts = 4;
+  options.retry.immediate = 1;
+  options.retry.backoff = config::RetryPolicy::Backoff::none;
+  const auto worker_metrics = metrics.worker("chaos", "work");
+  Dispatcher dispatcher(options, handler, worker, &transport, worker_metrics, nullptr);
+  dispatcher.start();
+  Subscription subscription{"chaos", "work", options.prefetch, &dispatcher, ""};
+  transport.start({subscription});
+
+  constexpr int kMessages = 10000;
+  for (int i = 1; i <= kMessages; ++i) {
+    InboundMessage message;
+    message.message_id = std::to_string(i);
+    message.body = "order " + std::to_string(i);
+    transport.enqueue("work", std::move(message));
+  }
+
+  const auto settled_final = [&] {
+    return value(worker_metrics.settled_ack) + value(worker_metrics.settled_dead_letter);
+  };
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (settled_final() < kMessages && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(5ms);  // polling a condition, bounded by the deadline
+  }
+  transport.stop_consuming();
+  ASSERT_TRUE(dispatcher.drain(std::chrono::steady_clock::now() + 10s));
+
+  // Nothing lost, nothing settled twice.
+  EXPECT_EQ(settled_final(), kMessages);
+  EXPECT_EQ(value(worker_metrics.settled_ack), g_chaos.acks.load());
+  EXPECT_EQ(value(worker_metrics.settled_dead_letter), transport.depth("dead"));
+  EXPECT_EQ(transport.depth("work"), 0u);
+  EXPECT_EQ(transport.unsettled(), 0u);
+  // Every permanent failure went straight to the dead-letter queue.
+  EXPECT_GE(transport.depth("dead"), static_cast<std::size_t>(kMessages / 100));
+  EXPECT_EQ(g_chaos.permanent_throws.load(), kMessages / 100);
+  // Every exception was counted by type, and every call accounted for.
+  EXPECT_EQ(value(worker_metrics.exceptions_std), g_chaos.std_throws.load());
+  EXPECT_EQ(value(worker_metrics.exceptions_unknown), g_chaos.unknown_throws.load());
+  EXPECT_EQ(value(worker_metrics.exceptions_permanent), g_chaos.permanent_throws.load());
+  EXPECT_EQ(g_chaos.calls.load(), g_chaos.acks.load() + g_chaos.std_throws.load() +
+                                      g_chaos.unknown_throws.load() +
+                                      g_chaos.permanent_throws.load());
+  EXPECT_GT(value(worker_metrics.settled_retry), 0);
+  EXPECT_EQ(metrics.worker("chaos", "work").in_flight->Value(), 0);
+}
+
+// ---- Scope: objects made in a message's scope live until that message is settled.
+std::vector<std::string> g_events;
+std::mutex g_events_mutex;
+void record_event(std::string event) {
+  std::lock_guard lock(g_events_mutex);
+  g_events.push_back(std::move(event));
+}
+
+struct ScopedTracker {
+  explicit ScopedTracker(std::string id) : id_(std::move(id)) { record_event("made " + id_); }
+  ~ScopedTracker() { record_event("destroyed " + id_); }
+  std::string id_;
+};
+
+class ScopeUser final : public warren::Handler {
+ public:
+  explicit ScopeUser(warren::PluginContext&) {}
+  warren::Outcome handle(const warren::Message& msg, warren::Context& ctx) override {
+    const std::string id(msg.message_id());
+    auto& tracker = ctx.scope().get_or_make<ScopedTracker>(id);
+    record_event("attempt " + std::to_string(msg.attempt()) + " sees " + tracker.id_);
+    if (msg.attempt() == 1)
+      throw std::runtime_error("first attempt fails");
+    return warren::Outcome::ack();
+  }
+};
+
+class RecordingDelivery final : public Delivery {
+ public:
+  explicit RecordingDelivery(std::string id, std::latch& settled) : settled_(settled) {
+    message_.message_id = std::move(id);
+  }
+  const InboundMessage& message() const noexcept override { return message_; }
+  void settle(const Settlement& settlement) override {
+    record_event(std::string("settled ") + to_string(settlement.kind));
+    settled_.count_down();
+  }
+
+ private:
+  InboundMessage message_;
+  std::latch& settled_;
+};
+
+TEST(Dispatcher, ScopedObjects_LiveAcrossImmediateRetriesAndDieRightAfterSettlement) {
+  observability::Metrics metrics;
+  WorkerContext worker("scoped", "scoped", {}, metrics);
+  const plugin::HandlerInstance handler(InProcessPlugin::of<ScopeUser>("scoped"), worker);
+  DispatcherOptions options;
+  options.worker = "scoped";
+  options.retry.immediate = 1;
+  Dispatcher dispatcher(options, handler, worker, nullptr, metrics.worker("scoped", "q"), nullptr);
+  dispatcher.start();
+  std::latch settled(1);
+  dispatcher.deliver(std::make_unique<RecordingDelivery>("m1", settled));
+  settled.wait();
+  ASSERT_TRUE(dispatcher.drain(std::chrono::steady_clock::now() + 5s));
+  std::lock_guard lock(g_events_mutex);
+  EXPECT_EQ(g_events, (std::vector<std::string>{"made m1", "attempt 1 sees m1", "attempt 2 sees m1",
+                                                "settled ack", "destroyed m1"}));
+}
+
+// ---- A plugin that reports garbage, or nothing at all, is treated as a failed attempt.
+void* garbage_create(const warren_host_api*, void*, char*, size_t) {
+  static int instance;
+  return &instance;
+}
+void garbage_destroy(void*) {}
+void garbage_handle(void*, const warren_message* message, void* host_message) {
+  const std::string_view body(message->body.data, message->body.size);
+  if (body == "silent")
+    return;  // reports no outcome at all
+  warren_outcome outcome{};
+  outcome.struct_size = sizeof(outcome);
+  outcome.kind = 99;
+  plugin::host_api().message_report(host_message, &outcome);
+}
+
+TEST(Dispatcher, GarbageOrMissingOutcome_IsRetriedNotFatal) {
+  warren_plugin_descriptor descriptor{};
+  descriptor.struct_size = sizeof(descriptor);
+  descriptor.abi_major = WARREN_ABI_MAJOR;
+  descriptor.abi_minor = WARREN_ABI_MINOR;
+  descriptor.name = "garbage";
+  descriptor.version = "0";
+  descriptor.build_fingerprint = "";
+  descriptor.create = &garbage_create;
+  descriptor.destroy = &garbage_destroy;
+  descriptor.handle = &garbage_handle;
+  observability::Metrics metrics;
+  WorkerContext worker("garbage", "garbage", {}, metrics);
+  const plugin::HandlerInstance handler(std::make_shared<InProcessPlugin>(descriptor), worker);
+  DispatcherOptions options;
+  options.worker = "garbage";
+  options.retry.max_attempts = 3;
+  Dispatcher dispatcher(options, handler, worker, nullptr, metrics.worker("garbage", "q"), nullptr);
+  dispatcher.start();
+  SettlementLog log;
+  dispatcher.deliver(FakeDelivery::make("a", log, "kind99"));
+  dispatcher.deliver(FakeDelivery::make("b", log, "silent"));
+  ASSERT_TRUE(log.wait_for_count(2, 5s));
+  for (const auto& [id, settlement] : log.entries()) {
+    EXPECT_EQ(settlement.kind, Settlement::Kind::retry_later) << id;
+    EXPECT_EQ(settlement.next_attempt, 2u) << id;
+  }
+  EXPECT_TRUE(dispatcher.drain(std::chrono::steady_clock::now() + 5s));
+}
+
+// ---- Graceful stop: running handlers finish and see stop_requested(); queued ones go back.
+std::atomic<bool> g_saw_stop{false};
+std::atomic<int> g_slow_started{0};
+class Slow final : public warren::Handler {
+ public:
+  explicit Slow(warren::PluginContext&) {}
+  warren::Outcome handle(const warren::Message&, warren::Context& ctx) override {
+    ++g_slow_started;
+    while (!ctx.stop_requested())
+      std::this_thread::sleep_for(1ms);
+    g_saw_stop = true;
+    return warren::Outcome::ack();
+  }
+};
+
+TEST(Dispatcher, Drain_FinishesRunningHandlersAndRequeuesTheRest) {
+  observability::Metrics metrics;
+  WorkerContext worker("slow", "slow", {}, metrics);
+  const plugin::HandlerInstance handler(InProcessPlugin::of<Slow>("slow"), worker);
+  DispatcherOptions options;
+  options.worker = "slow";
+  options.prefetch = 10;
+  options.concurrency = 2;
+  const auto worker_metrics = metrics.worker("slow", "q");
+  Dispatcher dispatcher(options, handler, worker, nullptr, worker_metrics, nullptr);
+  dispatcher.start();
+  SettlementLog log;
+  for (int i = 0; i < 6; ++i)
+    dispatcher.deliver(FakeDelivery::make(std::to_string(i), log));
+  // Two handlers are running (concurrency 2); wait for them to have started.
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (g_slow_started.load() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+  }
+  ASSERT_EQ(g_slow_started.load(), 2);
+  dispatcher.request_stop();
+  ASSERT_TRUE(dispatcher.drain(std::chrono::steady_clock::now() + 5s));
+  EXPECT_TRUE(g_saw_stop.load());
+  int acks = 0;
+  int requeues = 0;
+  for (const auto& [id, settlement] : log.entries()) {
+    if (settlement.kind == Settlement::Kind::ack)
+      ++acks;
+    if (settlement.kind == Settlement::Kind::requeue)
+      ++requeues;
+  }
+  EXPECT_EQ(acks + requeues, 6);
+  EXPECT_GE(acks, 2);
+  EXPECT_EQ(dispatcher.in_flight(), 0u);
+}
+
+TEST(Dispatcher, StaleDelivery_IsNotHandled) {
+  observability::Metrics metrics;
+  WorkerContext worker("chaos2", "chaos", {}, metrics);
+  const plugin::HandlerInstance handler(InProcessPlugin::of<Chaos>("chaos"), worker);
+  DispatcherOptions options;
+  options.worker = "chaos2";
+  Dispatcher dispatcher(options, handler, worker, nullptr, metrics.worker("chaos2", "q"), nullptr);
+  dispatcher.start();
+  SettlementLog log;
+  const int calls_before = g_chaos.calls.load();
+  InboundMessage message;
+  message.message_id = "1";
+  dispatcher.deliver(std::make_unique<FakeDelivery>(message, log, /*stale=*/true));
+  ASSERT_TRUE(log.wait_for_count(1, 5s));
+  EXPECT_EQ(log.entries()[0].second.kind, Settlement::Kind::requeue);
+  EXPECT_EQ(g_chaos.calls.load(), calls_before);
+  EXPECT_TRUE(dispatcher.drain(std::chrono::steady_clock::now() + 5s));
+}
+
+}  // namespace
+}  // namespace warren::runtime

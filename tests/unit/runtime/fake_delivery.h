@@ -1,0 +1,63 @@
+// A Delivery that records its settlement, for dispatcher tests without a transport.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/transport.h"
+
+namespace warren::testing_support {
+
+// Settlements of all FakeDeliveries sharing it, in order.
+class SettlementLog {
+ public:
+  void add(const std::string& message_id, const runtime::Settlement& settlement) {
+    std::lock_guard lock(mutex_);
+    entries_.push_back({message_id, settlement});
+    cv_.notify_all();
+  }
+  bool wait_for_count(std::size_t count, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    return cv_.wait_for(lock, timeout, [&] { return entries_.size() >= count; });
+  }
+  std::vector<std::pair<std::string, runtime::Settlement>> entries() const {
+    std::lock_guard lock(mutex_);
+    return entries_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<std::pair<std::string, runtime::Settlement>> entries_;
+};
+
+class FakeDelivery final : public runtime::Delivery {
+ public:
+  FakeDelivery(runtime::InboundMessage message, SettlementLog& log, bool stale = false)
+      : message_(std::move(message)), log_(log), stale_(stale) {}
+  const runtime::InboundMessage& message() const noexcept override { return message_; }
+  bool stale() const noexcept override { return stale_; }
+  void settle(const runtime::Settlement& settlement) override {
+    log_.add(message_.message_id, settlement);
+  }
+
+  static std::unique_ptr<FakeDelivery> make(std::string id, SettlementLog& log,
+                                            std::string body = {}) {
+    runtime::InboundMessage message;
+    message.message_id = std::move(id);
+    message.body = std::move(body);
+    message.queue = "q";
+    return std::make_unique<FakeDelivery>(std::move(message), log);
+  }
+
+ private:
+  runtime::InboundMessage message_;
+  SettlementLog& log_;
+  bool stale_;
+};
+
+}  // namespace warren::testing_support
