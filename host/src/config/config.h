@@ -57,6 +57,7 @@ struct BrokerConfig {
   enum class Transport { rabbitmq, memory };
   Transport transport = Transport::rabbitmq;
   // Tried in turn for failover; from `uri` or `hosts`. amqp:// or amqps://.
+  // The loader takes any password out of them (it is in `password`): they are safe to log.
   std::vector<std::string> uris;
   std::string vhost;  // overrides the uri's vhost when set
   std::string user;   // overrides the uri's user when set

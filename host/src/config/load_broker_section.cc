@@ -1,0 +1,166 @@
+// Loading of [broker]: transport, URIs, credentials, timeouts and TLS files. The password is
+// resolved here, once: WARREN_BROKER_PASSWORD, else password_file, else the URI's own.
+#include <chrono>
+
+#include "config/amqp_uri.h"
+#include "config/config_files.h"
+#include "config/duration.h"
+#include "config/loader_sections.h"
+
+namespace warren::config {
+namespace {
+
+constexpr const char* kPasswordVariable = "WARREN_BROKER_PASSWORD";
+
+struct UriPasswords {
+  bool any_tls = false;
+  std::optional<std::string> password;  // the first URI password found
+};
+
+// Checks one URI node, stores it without its password, and notes its password.
+void read_uri(TableReader& table, const toml::node& node, const std::string& key,
+              BrokerConfig& broker, UriPasswords& found) {
+  ProblemList& problems = table.problems();
+  const auto* text = node.as_string();
+  if (text == nullptr) {
+    problems.add(node.source(), key,
+                 "must be a string " + std::string(kAmqpUriSyntax) + ", got " +
+                     std::string(describe_type(node.type())));
+    return;
+  }
+  std::string why;
+  std::optional<AmqpUri> uri = parse_amqp_uri(text->get(), why);
+  if (!uri) {
+    // Never quote the URI: it may hold a password.
+    problems.add(node.source(), key, "must be " + std::string(kAmqpUriSyntax) + ": " + why);
+    return;
+  }
+  found.any_tls = found.any_tls || uri->tls;
+  if (uri->password) {
+    if (found.password && *found.password != *uri->password) {
+      problems.add(node.source(), key,
+                   "holds a different password than an earlier broker URI; one password is "
+                   "used for all hosts: put it in password_file or " +
+                       std::string(kPasswordVariable));
+    } else {
+      found.password = uri->password;
+    }
+    broker.password_in_uri = true;
+  }
+  broker.uris.push_back(std::move(uri->without_password));
+}
+
+// `uri_required`: false when the transport needs none, or is itself refused.
+void read_uris(TableReader& table, bool uri_required, BrokerConfig& broker, UriPasswords& found) {
+  const toml::node* single = table.find("uri");
+  const toml::array* several = table.read_array("hosts");
+  if (single != nullptr && table.find("hosts") != nullptr) {
+    table.report("hosts", "set either uri or hosts, not both");
+    return;
+  }
+  if (single != nullptr) {
+    read_uri(table, *single, table.path_of("uri"), broker, found);
+  } else if (several != nullptr) {
+    if (several->empty()) {
+      table.report("hosts", "must list at least one URI " + std::string(kAmqpUriSyntax));
+    }
+    for (std::size_t index = 0; index < several->size(); ++index) {
+      read_uri(table, (*several)[index], join_index(table.path_of("hosts"), index), broker, found);
+    }
+  } else if (uri_required && table.find("hosts") == nullptr) {
+    table.report("uri",
+                 "missing required key: set uri = \"amqp://user@host:5672/\" (or hosts = [...] "
+                 "for failover), or transport = \"memory\"");
+  }
+}
+
+void read_timeouts(TableReader& table, BrokerConfig& broker) {
+  using std::chrono::seconds;
+  if (table.read_duration("heartbeat", broker.heartbeat) && broker.heartbeat != Duration::zero()) {
+    if (broker.heartbeat < seconds(1) || broker.heartbeat % seconds(1) != Duration::zero() ||
+        broker.heartbeat > seconds(65535)) {
+      table.report("heartbeat",
+                   "must be \"0s\" (disabled) or a whole number of seconds from 1s to 65535s "
+                   "(AMQP negotiates it in seconds), got " +
+                       in_quotes(format_duration(broker.heartbeat)));
+    }
+  }
+  table.read_duration("connect_timeout", broker.connect_timeout, Duration(1));
+  table.read_duration("publish_timeout", broker.publish_timeout, Duration(1));
+  table.read_duration("reconnect_initial", broker.reconnect_initial, Duration(1));
+  if (table.read_duration("reconnect_max", broker.reconnect_max, Duration(1)) &&
+      broker.reconnect_max < broker.reconnect_initial) {
+    table.report("reconnect_max", "must be at least reconnect_initial (" +
+                                      format_duration(broker.reconnect_initial) + "), got " +
+                                      in_quotes(format_duration(broker.reconnect_max)));
+  }
+}
+
+void read_tls(TableReader& table, const LoadContext& context, BrokerConfig& broker,
+              bool any_tls_uri) {
+  TlsConfig& tls = broker.tls;
+  const bool has_ca = table.read_path("ca_file", tls.ca_file);
+  const bool has_cert = table.read_path("cert_file", tls.cert_file);
+  const bool has_key = table.read_path("key_file", tls.key_file);
+  for (std::filesystem::path* file : {&tls.ca_file, &tls.cert_file, &tls.key_file}) {
+    if (!file->empty()) {
+      *file = context.resolve(*file);
+    }
+  }
+  if (has_cert && !has_key) {
+    table.report("cert_file", "a client certificate needs its key: set key_file too");
+  } else if (has_key && !has_cert) {
+    table.report("key_file", "a client key needs its certificate: set cert_file too");
+  }
+  if ((has_ca || has_cert || has_key) && !any_tls_uri && !broker.uris.empty()) {
+    table.report(has_ca     ? "ca_file"
+                 : has_cert ? "cert_file"
+                            : "key_file",
+                 "TLS files are used only with amqps:// URIs, and no broker URI is amqps://");
+  }
+}
+
+void resolve_password(TableReader& table, const LoadContext& context, BrokerConfig& broker,
+                      const UriPasswords& found) {
+  const bool has_password_file = table.read_path("password_file", broker.password_file);
+  if (has_password_file) {
+    broker.password_file = context.resolve(broker.password_file);
+  }
+  if (const char* from_environment = context.environment(kPasswordVariable);
+      from_environment != nullptr && *from_environment != '\0') {
+    broker.password = from_environment;
+  } else if (has_password_file) {
+    read_secret_file(table, "password_file", broker.password_file, broker.password);
+  } else if (found.password) {
+    broker.password = *found.password;
+  }
+}
+
+}  // namespace
+
+void load_broker_section(TableReader& root, const LoadContext& context, Config& config) {
+  BrokerConfig& broker = config.broker;
+  const bool present = read_sub_table(root, "broker", [&](TableReader& table) {
+    const bool transport_valid =
+        table.find("transport") == nullptr ||
+        table.read_enum<BrokerConfig::Transport>("transport", broker.transport,
+                                                 {{"rabbitmq", BrokerConfig::Transport::rabbitmq},
+                                                  {"memory", BrokerConfig::Transport::memory}});
+    UriPasswords found;
+    read_uris(table, transport_valid && broker.transport == BrokerConfig::Transport::rabbitmq,
+              broker, found);
+    table.read_non_empty_string("vhost", broker.vhost);
+    table.read_non_empty_string("user", broker.user);
+    resolve_password(table, context, broker, found);
+    read_timeouts(table, broker);
+    read_tls(table, context, broker, found.any_tls);
+  });
+  if (!present && root.find("broker") == nullptr &&
+      broker.transport == BrokerConfig::Transport::rabbitmq) {
+    context.problems.add_unlocated("broker",
+                                   "missing [broker] section: set broker.uri (or broker.hosts), or "
+                                   "broker.transport = \"memory\" for the in-process transport");
+  }
+}
+
+}  // namespace warren::config

@@ -1,0 +1,102 @@
+// Loading of [host], [log] and [metrics]: the host's identity, logging and metrics endpoint.
+#include <unistd.h>
+
+#include <charconv>
+#include <climits>
+
+#include "config/config_files.h"
+#include "config/loader_sections.h"
+
+namespace warren::config {
+namespace {
+
+constexpr const char* kDefaultPluginDir = "/usr/lib/warren/plugins";
+
+std::string machine_hostname() {
+  char name[HOST_NAME_MAX + 1] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') {
+    return "warren";
+  }
+  return name;
+}
+
+// "host:port" or "[v6]:port", port 1..65535. Empty when valid, else what is wrong.
+std::string listen_address_problem(std::string_view listen) {
+  std::size_t colon = std::string_view::npos;
+  if (!listen.starts_with('[')) {
+    colon = listen.rfind(':');
+  } else if (const std::size_t close = listen.find("]:"); close != std::string_view::npos) {
+    colon = close + 1;
+  }
+  if (colon == std::string_view::npos || colon == 0 || listen.starts_with("[]")) {
+    return "must be host:port (e.g. \"127.0.0.1:9464\" or \"[::1]:9464\"), got " +
+           in_quotes(listen);
+  }
+  const std::string_view host = listen.substr(0, colon);
+  const std::string_view port = listen.substr(colon + 1);
+  if (host.find(':') != std::string_view::npos && !host.starts_with('[')) {
+    return "must be host:port with an IPv6 host in brackets (\"[::1]:9464\"), got " +
+           in_quotes(listen);
+  }
+  int number = 0;
+  const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), number);
+  if (port.empty() || error != std::errc() || end != port.data() + port.size() || number < 1 ||
+      number > 65535) {
+    return "the port must be a number from 1 to 65535, got " + in_quotes(listen);
+  }
+  return {};
+}
+
+}  // namespace
+
+void load_host_section(TableReader& root, const LoadContext& /*context*/, Config& config) {
+  HostConfig& host = config.host;
+  host.name = machine_hostname();
+  host.plugin_dir = kDefaultPluginDir;
+  read_sub_table(root, "host", [&host](TableReader& table) {
+    table.read_non_empty_string("name", host.name);
+    if (table.read_path("plugin_dir", host.plugin_dir) && !host.plugin_dir.is_absolute()) {
+      table.report("plugin_dir",
+                   "must be an absolute path (plugins are only loaded from absolute paths), got " +
+                       in_quotes(host.plugin_dir.string()));
+    }
+    table.read_duration("shutdown_timeout", host.shutdown_timeout);
+  });
+}
+
+void load_log_section(TableReader& root, const LoadContext& /*context*/, Config& config) {
+  LogConfig& log = config.log;
+  read_sub_table(root, "log", [&log](TableReader& table) {
+    table.read_one_of("level", log.level,
+                      {"trace", "debug", "info", "warn", "error", "critical", "off"});
+    table.read_enum<LogConfig::Format>(
+        "format", log.format,
+        {{"text", LogConfig::Format::text}, {"json", LogConfig::Format::json}});
+  });
+}
+
+void load_metrics_section(TableReader& root, const LoadContext& context, Config& config) {
+  MetricsConfig& metrics = config.metrics;
+  read_sub_table(root, "metrics", [&metrics, &context](TableReader& table) {
+    table.read_bool("enabled", metrics.enabled);
+    if (table.read_non_empty_string("listen", metrics.listen)) {
+      if (std::string problem = listen_address_problem(metrics.listen); !problem.empty()) {
+        table.report("listen", std::move(problem));
+      }
+    }
+    const bool has_user = table.read_non_empty_string("user", metrics.user);
+    const bool has_password_file = table.read_path("password_file", metrics.password_file);
+    if (has_user && !has_password_file && table.find("password_file") == nullptr) {
+      table.report("user", "basic authentication needs a password: set password_file too");
+    }
+    if (has_password_file) {
+      metrics.password_file = context.resolve(metrics.password_file);
+      if (!has_user && table.find("user") == nullptr) {
+        table.report("password_file", "basic authentication needs a user: set user too");
+      }
+      read_secret_file(table, "password_file", metrics.password_file, metrics.password);
+    }
+  });
+}
+
+}  // namespace warren::config

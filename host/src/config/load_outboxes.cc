@@ -1,0 +1,64 @@
+// Loading of [[outbox]]: relays that publish rows of a PostgreSQL outbox table to the broker.
+#include "config/amqp_names.h"
+#include "config/config_files.h"
+#include "config/duration.h"
+#include "config/loader_sections.h"
+
+namespace warren::config {
+namespace {
+
+void read_dsn(TableReader& entry, const LoadContext& context, OutboxConfig& outbox) {
+  const bool has_dsn = entry.find("dsn") != nullptr;
+  const bool has_dsn_file = entry.find("dsn_file") != nullptr;
+  if (has_dsn && has_dsn_file) {
+    entry.report("dsn_file", "set either dsn or dsn_file, not both");
+  } else if (!has_dsn && !has_dsn_file) {
+    entry.require("dsn", "set dsn or dsn_file (a file holding the PostgreSQL connection string)");
+  }
+  entry.read_non_empty_string("dsn", outbox.dsn);
+  std::filesystem::path dsn_file;
+  if (entry.read_path("dsn_file", dsn_file) && !has_dsn) {
+    read_secret_file(entry, "dsn_file", context.resolve(dsn_file), outbox.dsn);
+  }
+}
+
+void read_backoff(TableReader& entry, OutboxConfig& outbox) {
+  read_sub_table(entry, "backoff", [&outbox](TableReader& table) {
+    table.read_duration("initial", outbox.backoff_initial, Duration(1));
+    if (table.read_duration("max", outbox.backoff_max, Duration(1)) &&
+        outbox.backoff_max < outbox.backoff_initial) {
+      table.report("max", "must be at least initial (" + format_duration(outbox.backoff_initial) +
+                              "), got " + in_quotes(format_duration(outbox.backoff_max)));
+    }
+  });
+}
+
+}  // namespace
+
+void load_outboxes(TableReader& root, const LoadContext& context, Config& config) {
+  read_array_of_tables(
+      root, "outbox", "write one [[outbox]] section per relay", [&](TableReader& entry) {
+        OutboxConfig outbox;
+        outbox.where = context.problems.locate(entry.source());
+        if (entry.require("name") && entry.read_non_empty_string("name", outbox.name)) {
+          for (const OutboxConfig& other : config.outboxes) {
+            if (other.name == outbox.name) {
+              entry.report("name", "duplicate outbox name " + in_quotes(outbox.name) +
+                                       "; first declared at " + to_string(other.where));
+              break;
+            }
+          }
+        }
+        read_dsn(entry, context, outbox);
+        if (entry.read_string("exchange", outbox.exchange)) {
+          check_exchange_reference(entry, "exchange", outbox.exchange, config);
+        }
+        entry.read_integer("batch", outbox.batch, 1, 10000);
+        entry.read_duration("poll_interval", outbox.poll_interval, Duration(1));
+        entry.read_integer("max_attempts", outbox.max_attempts, 1, INT32_MAX);
+        read_backoff(entry, outbox);
+        config.outboxes.push_back(std::move(outbox));
+      });
+}
+
+}  // namespace warren::config

@@ -1,0 +1,39 @@
+// ProblemList: accumulation and ordering of configuration problems.
+#include "config/problem_list.h"
+
+#include <algorithm>
+
+namespace warren::config {
+
+SourceLocation ProblemList::locate(const toml::source_region& region) const {
+  return SourceLocation{file_, static_cast<int>(region.begin.line),
+                        static_cast<int>(region.begin.column)};
+}
+
+void ProblemList::add(const toml::source_region& where, std::string key, std::string message) {
+  add(locate(where), std::move(key), std::move(message));
+}
+
+void ProblemList::add(const SourceLocation& where, std::string key, std::string message) {
+  problems_.push_back(
+      ConfigProblem{file_, where.line, where.column, std::move(key), std::move(message)});
+}
+
+void ProblemList::add_unlocated(std::string key, std::string message) {
+  problems_.push_back(ConfigProblem{file_, 0, 0, std::move(key), std::move(message)});
+}
+
+std::vector<ConfigProblem> ProblemList::sorted() const {
+  std::vector<ConfigProblem> ordered = problems_;
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const ConfigProblem& a, const ConfigProblem& b) {
+                     return a.line != b.line ? a.line < b.line : a.column < b.column;
+                   });
+  return ordered;
+}
+
+std::string to_string(const SourceLocation& where) {
+  return where.file + ':' + std::to_string(where.line) + ':' + std::to_string(where.column);
+}
+
+}  // namespace warren::config
