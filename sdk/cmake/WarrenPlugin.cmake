@@ -3,6 +3,8 @@
 # Builds lib<NAME>.so the way the host expects: hidden visibility (only warren_plugin_entry is
 # exported), every symbol resolved at link time (-Wl,--no-undefined), no lib prefix surprises.
 # Used in-tree and, through find_package(Warren), by out-of-tree plugins.
+set(_WARREN_PLUGIN_MODULE_DIR ${CMAKE_CURRENT_LIST_DIR})
+
 function(warren_add_plugin name)
   cmake_parse_arguments(ARG "" "OUTPUT_DIRECTORY" "SOURCES;LINK_LIBRARIES" ${ARGN})
   if(NOT ARG_SOURCES)
@@ -22,7 +24,9 @@ function(warren_add_plugin name)
     SUFFIX ".so"
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
-  target_link_options(${name} PRIVATE -Wl,--no-undefined)
+  target_link_options(${name} PRIVATE -Wl,--no-undefined
+                      -Wl,--version-script=${_WARREN_PLUGIN_MODULE_DIR}/warren_plugin.map)
+  set_property(TARGET ${name} APPEND PROPERTY LINK_DEPENDS ${_WARREN_PLUGIN_MODULE_DIR}/warren_plugin.map)
   if(ARG_OUTPUT_DIRECTORY)
     set_target_properties(${name} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY})
   elseif(DEFINED WARREN_PLUGIN_OUTPUT_DIR)
