@@ -1,7 +1,10 @@
 // Reading the free-form scalar tables of warren.toml (arguments, settings).
 #include "config/scalar_tables.h"
 
+#include <cstdlib>
 #include <optional>
+
+#include "config/env_expansion.h"
 
 namespace warren::config {
 namespace {
@@ -60,8 +63,20 @@ void read_arguments(TableReader& reader, std::string_view key, Arguments& out) {
 
 void read_settings(TableReader& reader, std::string_view key,
                    std::map<std::string, std::string>& out) {
-  read_scalars(reader, key, [&out](std::string name, const ArgumentValue& value) {
-    out.insert_or_assign(std::move(name), render(value));
+  const toml::table* table = reader.find(key) ? reader.find(key)->as_table() : nullptr;
+  read_scalars(reader, key, [&](std::string name, const ArgumentValue& value) {
+    std::string text = render(value);
+    if (std::holds_alternative<std::string>(value)) {
+      auto expanded = expand_environment(text, [](const char* n) { return std::getenv(n); });
+      if (const auto* error = std::get_if<ExpansionError>(&expanded)) {
+        const toml::node* node = table != nullptr ? table->get(name) : nullptr;
+        reader.problems().add(node != nullptr ? node->source() : reader.source(),
+                              join_key(reader.path_of(key), name), error->message);
+        return;
+      }
+      text = std::get<std::string>(std::move(expanded));
+    }
+    out.insert_or_assign(std::move(name), std::move(text));
   });
 }
 

@@ -15,7 +15,7 @@ namespace warren::config {
 void read_arguments(TableReader& reader, std::string_view key, Arguments& out);
 
 // `[workers.settings]`: values string, integer, float or boolean, rendered as strings
-// ("x", "42", "0.5", "true").
+// ("x", "42", "0.5", "true"). Strings expand ${NAME} and ${NAME:-default} (env_expansion.h).
 void read_settings(TableReader& reader, std::string_view key,
                    std::map<std::string, std::string>& out);
 
