@@ -37,6 +37,8 @@ bool ShutdownSignal::wait_for(std::chrono::milliseconds timeout) {
 
 namespace {
 
+constexpr auto kRepeatedSignalWindow = std::chrono::milliseconds(250);
+
 sigset_t stop_signals() {
   sigset_t set;
   sigemptyset(&set);

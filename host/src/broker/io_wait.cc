@@ -1,0 +1,32 @@
+// See io_wait.h.
+#include "broker/io_wait.h"
+
+#include <poll.h>
+
+#include <algorithm>
+
+namespace warren::broker {
+
+std::chrono::milliseconds io_tick(std::chrono::milliseconds heartbeat) {
+  const auto cap = std::chrono::milliseconds(50);
+  if (heartbeat.count() <= 0)
+    return cap;
+  return std::max(std::chrono::milliseconds(1), std::min(cap, heartbeat / 4));
+}
+
+void wait_for_io(const AmqpConnection* connection, int wakeup_fd,
+                 std::chrono::milliseconds timeout) {
+  if (connection != nullptr &&
+      (amqp_frames_enqueued(connection->state()) || amqp_data_in_buffer(connection->state()))) {
+    return;
+  }
+  pollfd fds[2]{};
+  nfds_t count = 0;
+  fds[count++] = pollfd{wakeup_fd, POLLIN, 0};
+  if (connection != nullptr && connection->fd() >= 0) {
+    fds[count++] = pollfd{connection->fd(), POLLIN, 0};
+  }
+  ::poll(fds, count, static_cast<int>(std::max<std::int64_t>(0, timeout.count())));
+}
+
+}  // namespace warren::broker

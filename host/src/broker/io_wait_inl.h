@@ -1,0 +1,30 @@
+// Template part of io_wait.h.
+#pragma once
+
+#include <amqp.h>
+
+#include "broker/amqp_errors.h"
+
+namespace warren::broker {
+
+template <class OnFrame>
+void read_available_frames(AmqpConnection& connection, OnFrame&& on_frame) {
+  amqp_connection_state_t state = connection.state();
+  for (;;) {
+    timeval immediately{0, 0};
+    amqp_frame_t frame{};
+    const int status = amqp_simple_wait_frame_noblock(state, &frame, &immediately);
+    if (status == AMQP_STATUS_TIMEOUT)
+      break;
+    if (status != AMQP_STATUS_OK) {
+      throw ConnectionLost("connection to " + connection.endpoint().describe() +
+                           " lost: " + status_text(status));
+    }
+    on_frame(frame);
+  }
+  if (!amqp_frames_enqueued(state) && !amqp_data_in_buffer(state)) {
+    amqp_maybe_release_buffers(state);
+  }
+}
+
+}  // namespace warren::broker

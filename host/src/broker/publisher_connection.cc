@@ -1,0 +1,330 @@
+// See publisher_connection.h.
+#include "broker/publisher_connection.h"
+
+#include <amqp_framing.h>
+
+#include "broker/amqp_errors.h"
+#include "broker/amqp_table.h"
+#include "broker/io_wait.h"
+#include "observability/log.h"
+#include "runtime/ids.h"
+
+namespace warren::broker {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr amqp_channel_t kChannel = 1;
+
+std::int64_t now_ns() {
+  return Clock::now().time_since_epoch().count();
+}
+
+}  // namespace
+
+PublisherConnection::PublisherConnection(PublisherOptions options, observability::Metrics* metrics,
+                                         observability::Health* health)
+    : options_(std::move(options)),
+      metrics_(metrics),
+      backoff_(options_.reconnect_initial, options_.reconnect_max) {
+  if (health != nullptr) {
+    heartbeat_ = health->register_loop("broker publisher I/O", std::chrono::seconds(10));
+  }
+  io_thread_ = std::thread([this] { run(); });
+  watchdog_thread_ = std::thread([this] { watchdog(); });
+}
+
+PublisherConnection::~PublisherConnection() {
+  stopping_ = true;
+  requests_.wake();
+  if (io_thread_.joinable())
+    io_thread_.join();
+  if (watchdog_thread_.joinable())
+    watchdog_thread_.join();
+}
+
+std::shared_ptr<PendingPublish> PublisherConnection::send(runtime::OutboundMessage message) {
+  if (message.message_id.empty())
+    message.message_id = runtime::random_uuid();
+  auto pending =
+      std::make_shared<PendingPublish>(std::move(message), Clock::now() + options_.publish_timeout);
+  if (stopping_.load()) {
+    finish(pending, PendingPublish::Result::unavailable, ": the host is shutting down");
+  } else {
+    requests_.push(pending);
+  }
+  return pending;
+}
+
+void PublisherConnection::publish(const runtime::OutboundMessage& message) {
+  send(message)->wait();
+}
+
+void PublisherConnection::finish(const std::shared_ptr<PendingPublish>& pending,
+                                 PendingPublish::Result result, std::string detail) {
+  if (pending->resolved())
+    return;
+  pending->resolve(result, std::move(detail));
+  if (metrics_ != nullptr) {
+    metrics_->published(pending->message().exchange, result_label(result)).Increment();
+  }
+}
+
+void PublisherConnection::run() {
+  const auto tick = io_tick(options_.connection.heartbeat);
+  while (!stopping_.load()) {
+    if (heartbeat_)
+      heartbeat_->tick();
+    for (auto& request : requests_.take())
+      waiting_.push_back(std::move(request));
+    expire_deadlines();
+    if (!connection_) {
+      if (Clock::now() >= next_connect_attempt_)
+        connect();
+      if (!connection_) {
+        wait_for_io(nullptr, requests_.fd(), tick);
+        continue;
+      }
+    }
+    try {
+      send_waiting();
+      read_available_frames(*connection_, [this](const amqp_frame_t& frame) { on_frame(frame); });
+    } catch (const ConnectionLost& e) {
+      teardown(e.what());
+      continue;
+    }
+    wait_for_io(connection_.get(), requests_.fd(), tick);
+  }
+  // Shutting down: whatever is left fails now rather than hanging its caller.
+  for (auto& request : requests_.take())
+    waiting_.push_back(std::move(request));
+  for (auto& pending : waiting_) {
+    finish(pending, PendingPublish::Result::unavailable, ": the host is shutting down");
+  }
+  waiting_.clear();
+  for (auto& [sequence, entry] : in_flight_) {
+    finish(entry.publish, PendingPublish::Result::unavailable, ": the host is shutting down");
+  }
+  in_flight_.clear();
+  std::lock_guard lock(connection_mutex_);
+  if (connection_)
+    connection_->close();
+  connection_.reset();
+  if (heartbeat_)
+    heartbeat_->retire();
+}
+
+void PublisherConnection::connect() {
+  const auto& endpoint = options_.endpoints[endpoint_index_ % options_.endpoints.size()];
+  try {
+    auto connection = AmqpConnection::open(endpoint, options_.connection);
+    amqp_channel_open(connection->state(), kChannel);
+    connection->check(connection->last_reply(), "opening the publishing channel");
+    amqp_confirm_select(connection->state(), kChannel);
+    connection->check(connection->last_reply(), "enabling publisher confirms");
+    {
+      std::lock_guard lock(connection_mutex_);
+      connection_ = std::move(connection);
+    }
+    next_sequence_ = 1;
+    blocked_ = false;
+    connected_ = true;
+    backoff_.reset();
+    if (metrics_ != nullptr)
+      metrics_->broker_blocked().Set(0);
+    observability::log_info("publisher connected to " + endpoint.describe());
+  } catch (const ConnectionLost& e) {
+    ++endpoint_index_;  // failover: the next attempt tries the next host
+    const auto delay = backoff_.next(runtime::random_unit());
+    next_connect_attempt_ = Clock::now() + delay;
+    observability::log_warn(std::string("publisher: ") + e.what() + "; retrying in " +
+                            std::to_string(delay.count()) + " ms");
+  }
+}
+
+void PublisherConnection::teardown(const std::string& why) {
+  observability::log_warn("publisher: " + why + "; reconnecting");
+  {
+    std::lock_guard lock(connection_mutex_);
+    connection_.reset();  // no close handshake: the peer may be dead
+  }
+  connected_ = false;
+  blocked_ = false;
+  for (auto& [sequence, entry] : in_flight_) {
+    finish(entry.publish, PendingPublish::Result::unavailable,
+           ": the connection was lost before the broker confirmed it (it may or may not have "
+           "been published)");
+  }
+  in_flight_.clear();
+  ++endpoint_index_;
+  const auto delay = backoff_.next(runtime::random_unit());
+  next_connect_attempt_ = Clock::now() + delay;
+}
+
+void PublisherConnection::expire_deadlines() {
+  const auto now = Clock::now();
+  std::erase_if(waiting_, [&](const std::shared_ptr<PendingPublish>& pending) {
+    if (pending->deadline() > now)
+      return false;
+    finish(pending, PendingPublish::Result::timeout,
+           blocked_.load() ? " (the broker is blocking publishers: memory or disk alarm)"
+                           : (connected_.load() ? "" : " (no connection to the broker)"));
+    return true;
+  });
+  for (auto& [sequence, entry] : in_flight_) {
+    if (entry.publish->deadline() <= now)
+      finish(entry.publish, PendingPublish::Result::timeout);
+  }
+  // Resolved entries stay in in_flight_ until their confirm arrives, so it is not misapplied.
+}
+
+void PublisherConnection::send_waiting() {
+  if (blocked_.load())
+    return;
+  while (!waiting_.empty()) {
+    auto pending = std::move(waiting_.front());
+    waiting_.pop_front();
+    if (pending->resolved())
+      continue;
+    publish_one(pending);
+  }
+}
+
+void PublisherConnection::publish_one(const std::shared_ptr<PendingPublish>& pending) {
+  const runtime::OutboundMessage& message = pending->message();
+  AmqpTableBuilder headers;
+  headers.add_all(message.headers);
+  amqp_basic_properties_t properties{};
+  properties._flags = AMQP_BASIC_CONTENT_TYPE_FLAG | AMQP_BASIC_DELIVERY_MODE_FLAG |
+                      AMQP_BASIC_MESSAGE_ID_FLAG | AMQP_BASIC_TIMESTAMP_FLAG;
+  properties.content_type =
+      bytes_of(message.content_type.empty() ? std::string_view("application/octet-stream")
+                                            : std::string_view(message.content_type));
+  properties.delivery_mode = message.persistent ? 2 : 1;
+  properties.message_id = bytes_of(message.message_id);
+  properties.timestamp =
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count());
+  if (!headers.empty()) {
+    properties._flags |= AMQP_BASIC_HEADERS_FLAG;
+    properties.headers = headers.table();
+  }
+  publish_started_ns_ = now_ns();
+  const int status = amqp_basic_publish(connection_->state(), kChannel, bytes_of(message.exchange),
+                                        bytes_of(message.routing_key), message.mandatory ? 1 : 0, 0,
+                                        &properties, bytes_of(message.body));
+  publish_started_ns_ = 0;
+  if (status != AMQP_STATUS_OK) {
+    waiting_.push_front(pending);  // not sent: try again on the next connection
+    throw ConnectionLost("publish failed: " + status_text(status));
+  }
+  in_flight_.emplace(next_sequence_++, InFlight{pending, false, {}});
+}
+
+void PublisherConnection::confirm(std::uint64_t tag, bool multiple, PendingPublish::Result result) {
+  auto end = multiple ? in_flight_.upper_bound(tag) : in_flight_.find(tag);
+  auto begin = multiple ? in_flight_.begin() : end;
+  if (!multiple) {
+    if (end == in_flight_.end())
+      return;
+    ++end;
+  }
+  for (auto it = begin; it != end; ++it) {
+    InFlight& entry = it->second;
+    if (entry.returned && result == PendingPublish::Result::confirmed) {
+      finish(entry.publish, PendingPublish::Result::returned, ": " + entry.return_text);
+    } else {
+      finish(entry.publish, result);
+    }
+  }
+  in_flight_.erase(begin, end);
+}
+
+void PublisherConnection::on_frame(const amqp_frame_t& frame) {
+  if (frame.frame_type != AMQP_FRAME_METHOD)
+    return;
+  const amqp_method_t& method = frame.payload.method;
+  switch (method.id) {
+    case AMQP_BASIC_ACK_METHOD: {
+      const auto* ack = static_cast<const amqp_basic_ack_t*>(method.decoded);
+      confirm(ack->delivery_tag, ack->multiple != 0, PendingPublish::Result::confirmed);
+      return;
+    }
+    case AMQP_BASIC_NACK_METHOD: {
+      const auto* nack = static_cast<const amqp_basic_nack_t*>(method.decoded);
+      confirm(nack->delivery_tag, nack->multiple != 0, PendingPublish::Result::nacked);
+      return;
+    }
+    case AMQP_BASIC_RETURN_METHOD: {
+      const auto* returned = static_cast<const amqp_basic_return_t*>(method.decoded);
+      const std::string text = std::to_string(returned->reply_code) + " " +
+                               string_of(returned->reply_text) + " (exchange '" +
+                               string_of(returned->exchange) + "', routing key '" +
+                               string_of(returned->routing_key) + "')";
+      amqp_message_t message{};
+      const amqp_rpc_reply_t read =
+          amqp_read_message(connection_->state(), frame.channel, &message, 0);
+      if (read.reply_type != AMQP_RESPONSE_NORMAL) {
+        throw ConnectionLost("reading a returned message: " + reply_text(read));
+      }
+      const std::string message_id = (message.properties._flags & AMQP_BASIC_MESSAGE_ID_FLAG)
+                                         ? string_of(message.properties.message_id)
+                                         : std::string();
+      amqp_destroy_message(&message);
+      // The return precedes the confirm of the same publish: mark the oldest unmarked match.
+      for (auto& [sequence, entry] : in_flight_) {
+        if (!entry.returned && entry.publish->message().message_id == message_id) {
+          entry.returned = true;
+          entry.return_text = text;
+          break;
+        }
+      }
+      return;
+    }
+    case AMQP_CONNECTION_BLOCKED_METHOD:
+      blocked_ = true;
+      if (metrics_ != nullptr)
+        metrics_->broker_blocked().Set(1);
+      observability::log_warn("the broker blocks publishing (memory or disk alarm)");
+      return;
+    case AMQP_CONNECTION_UNBLOCKED_METHOD:
+      blocked_ = false;
+      if (metrics_ != nullptr)
+        metrics_->broker_blocked().Set(0);
+      observability::log_info("the broker unblocked publishing");
+      return;
+    case AMQP_CHANNEL_CLOSE_METHOD: {
+      const auto* close = static_cast<const amqp_channel_close_t*>(method.decoded);
+      throw ConnectionLost("the broker closed the publishing channel: " +
+                           string_of(close->reply_text));
+    }
+    case AMQP_CONNECTION_CLOSE_METHOD: {
+      const auto* close = static_cast<const amqp_connection_close_t*>(method.decoded);
+      amqp_connection_close_ok_t ok{};
+      amqp_send_method(connection_->state(), 0, AMQP_CONNECTION_CLOSE_OK_METHOD, &ok);
+      throw ConnectionLost("the broker closed the publishing connection: " +
+                           string_of(close->reply_text));
+    }
+    default:
+      return;
+  }
+}
+
+void PublisherConnection::watchdog() {
+  const auto limit = std::chrono::duration_cast<std::chrono::nanoseconds>(options_.publish_timeout);
+  while (!stopping_.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const std::int64_t started = publish_started_ns_.load();
+    if (started == 0 || now_ns() - started < limit.count())
+      continue;
+    std::lock_guard lock(connection_mutex_);
+    if (connection_ && publish_started_ns_.load() == started) {
+      observability::log_warn(
+          "publisher: a publish has been stuck in the socket for longer "
+          "than publish_timeout; aborting the connection");
+      connection_->abort_socket();
+    }
+  }
+}
+
+}  // namespace warren::broker

@@ -1,0 +1,260 @@
+// See rabbitmq_transport.h.
+#include "broker/rabbitmq_transport.h"
+
+#include <ctime>
+
+#include "broker/delay_levels.h"
+#include "observability/log.h"
+
+namespace warren::broker {
+namespace {
+
+constexpr std::size_t kMaxErrorHeader = 1024;
+
+std::string utc_now() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  const auto millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char buffer[40];
+  const std::size_t length = std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%S", &tm);
+  std::snprintf(buffer + length, sizeof(buffer) - length, ".%03dZ", static_cast<int>(millis));
+  return buffer;
+}
+
+void set_header(runtime::TextHeaders& headers, const std::string& name, std::string value) {
+  for (auto& [key, existing] : headers) {
+    if (key == name) {
+      existing = std::move(value);
+      return;
+    }
+  }
+  headers.emplace_back(name, std::move(value));
+}
+
+void set_header_if_absent(runtime::TextHeaders& headers, const std::string& name,
+                          std::string value) {
+  if (!runtime::find_header(headers, name))
+    headers.emplace_back(name, std::move(value));
+}
+
+// Headers RabbitMQ writes when it dead-letters: they describe the broker's doing, not ours.
+bool is_broker_death_header(const std::string& name) {
+  return name == "x-death" || name.starts_with("x-first-death-") ||
+         name.starts_with("x-last-death-");
+}
+
+std::string truncated(const std::string& text, std::size_t limit) {
+  if (text.size() <= limit)
+    return text;
+  std::size_t cut = limit;
+  // Do not cut a UTF-8 sequence in half.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+    --cut;
+  return text.substr(0, cut);
+}
+
+}  // namespace
+
+class RabbitMqTransport::Delivery final : public runtime::Delivery {
+ public:
+  Delivery(RabbitMqTransport& transport, DeliveryToken token, runtime::InboundMessage message,
+           std::string broker_queue)
+      : transport_(transport),
+        token_(token),
+        message_(std::move(message)),
+        broker_queue_(std::move(broker_queue)) {}
+
+  const runtime::InboundMessage& message() const noexcept override { return message_; }
+  bool stale() const noexcept override {
+    return token_.incarnation != transport_.consumer_->incarnation();
+  }
+  void settle(const runtime::Settlement& settlement) override {
+    transport_.settle(*this, settlement);
+  }
+
+  const DeliveryToken& token() const noexcept { return token_; }
+  const std::string& broker_queue() const noexcept { return broker_queue_; }
+
+ private:
+  RabbitMqTransport& transport_;
+  DeliveryToken token_;
+  runtime::InboundMessage message_;
+  std::string broker_queue_;
+};
+
+ConnectionOptions connection_options(const config::BrokerConfig& broker, const std::string& role,
+                                     const std::string& host_name) {
+  ConnectionOptions options;
+  options.heartbeat = broker.heartbeat;
+  options.connect_timeout = broker.connect_timeout;
+  options.tls = broker.tls;
+  options.connection_name = "warren " + role + " (" + host_name + ")";
+  return options;
+}
+
+RabbitMqTransport::RabbitMqTransport(const config::Config& config, observability::Metrics* metrics,
+                                     observability::Health* health)
+    : config_(config), metrics_(metrics), health_(health) {
+  PublisherOptions options;
+  options.endpoints = resolve_endpoints(config.broker);
+  options.connection = connection_options(config.broker, "publisher", config.host.name);
+  options.publish_timeout = config.broker.publish_timeout;
+  options.reconnect_initial = config.broker.reconnect_initial;
+  options.reconnect_max = config.broker.reconnect_max;
+  publisher_ = std::make_unique<PublisherConnection>(std::move(options), metrics, health);
+}
+
+RabbitMqTransport::~RabbitMqTransport() {
+  consumer_.reset();
+  publisher_.reset();
+}
+
+void RabbitMqTransport::start(const std::vector<runtime::Subscription>& subscriptions) {
+  subscriptions_ = subscriptions;
+  ConsumerOptions options;
+  options.endpoints = resolve_endpoints(config_.broker);
+  options.connection = connection_options(config_.broker, "consumer", config_.host.name);
+  options.reconnect_initial = config_.broker.reconnect_initial;
+  options.reconnect_max = config_.broker.reconnect_max;
+  consumer_ = std::make_unique<ConsumerConnection>(
+      std::move(options), config_, subscriptions,
+      [this](const DeliveryToken& token, runtime::InboundMessage message,
+             const std::string& queue) { on_delivery(token, std::move(message), queue); },
+      metrics_, health_);
+  consumer_->start();
+}
+
+void RabbitMqTransport::stop_consuming() {
+  if (consumer_)
+    consumer_->stop_consuming();
+}
+
+void RabbitMqTransport::close() {
+  if (consumer_)
+    consumer_->close();
+  publisher_.reset();
+}
+
+bool RabbitMqTransport::ready() const noexcept {
+  return consumer_ && consumer_->ready();
+}
+
+void RabbitMqTransport::publish(const runtime::OutboundMessage& message) {
+  if (!publisher_) {
+    throw runtime::PublishError(runtime::PublishError::Reason::unavailable,
+                                "the host is shutting down");
+  }
+  publisher_->publish(message);
+}
+
+void RabbitMqTransport::on_delivery(const DeliveryToken& token, runtime::InboundMessage message,
+                                    const std::string& queue) {
+  runtime::DeliverySink* sink = subscriptions_.at(token.subscription).sink;
+  sink->deliver(std::make_unique<Delivery>(*this, token, std::move(message), queue));
+}
+
+void RabbitMqTransport::settle(const Delivery& delivery, const runtime::Settlement& settlement) {
+  switch (settlement.kind) {
+    case runtime::Settlement::Kind::ack:
+      consumer_->settle(delivery.token(), SettleAction::ack);
+      return;
+    case runtime::Settlement::Kind::requeue:
+      consumer_->settle(delivery.token(), SettleAction::requeue);
+      return;
+    case runtime::Settlement::Kind::retry_later:
+      retry_later(delivery, settlement);
+      return;
+    case runtime::Settlement::Kind::dead_letter:
+      dead_letter(delivery, settlement);
+      return;
+  }
+}
+
+void RabbitMqTransport::retry_later(const Delivery& delivery,
+                                    const runtime::Settlement& settlement) {
+  if (delivery.stale()) {
+    consumer_->settle(delivery.token(), SettleAction::requeue);  // counted as stale
+    return;
+  }
+  const runtime::InboundMessage& original = delivery.message();
+  runtime::OutboundMessage retry;
+  retry.exchange = delay_entry_exchange();
+  retry.routing_key = delay_routing_key(settlement.delay, delivery.broker_queue());
+  retry.body = original.body;
+  retry.content_type = original.content_type;
+  retry.message_id = original.message_id;
+  for (const auto& header : original.headers) {
+    if (!is_broker_death_header(header.first))
+      retry.headers.push_back(header);
+  }
+  set_header(retry.headers, "x-warren-attempt", std::to_string(settlement.next_attempt));
+  set_header_if_absent(retry.headers, "x-warren-original-exchange", original.exchange);
+  set_header_if_absent(retry.headers, "x-warren-original-routing-key", original.routing_key);
+  set_header_if_absent(retry.headers, "x-warren-first-failed-at", utc_now());
+  if (!settlement.reason.empty()) {
+    set_header(retry.headers, "x-warren-last-error", truncated(settlement.reason, kMaxErrorHeader));
+  }
+  try {
+    publisher_->publish(retry);
+  } catch (const runtime::PublishError& e) {
+    consumer_->settle(delivery.token(), SettleAction::requeue);
+    throw runtime::TransportError(std::string("the retry could not be scheduled (") + e.what() +
+                                  "); the message was requeued as it is");
+  }
+  consumer_->settle(delivery.token(), SettleAction::ack);
+}
+
+void RabbitMqTransport::dead_letter(const Delivery& delivery,
+                                    const runtime::Settlement& settlement) {
+  const runtime::InboundMessage& original = delivery.message();
+  const config::QueueConfig* queue = config_.find_queue(original.queue);
+  const auto& subscription = subscriptions_.at(delivery.token().subscription);
+  const std::string exchange = !subscription.dead_letter_exchange.empty()
+                                   ? subscription.dead_letter_exchange
+                                   : (queue != nullptr ? queue->dead_letter_exchange : "");
+  if (exchange.empty()) {
+    observability::log(observability::LogLevel::warn,
+                       observability::LogFields::for_worker(settlement.worker),
+                       "queue '" + original.queue +
+                           "' has no dead-letter exchange: the message is rejected and lost");
+    consumer_->settle(delivery.token(), SettleAction::reject);
+    return;
+  }
+  runtime::OutboundMessage dead;
+  dead.exchange = exchange;
+  dead.routing_key = queue != nullptr && !queue->dead_letter_routing_key.empty()
+                         ? queue->dead_letter_routing_key
+                         : original.routing_key;
+  dead.body = original.body;
+  dead.content_type = original.content_type;
+  dead.message_id = original.message_id;
+  for (const auto& header : original.headers) {
+    if (!is_broker_death_header(header.first))
+      dead.headers.push_back(header);
+  }
+  const std::string now = utc_now();
+  set_header(dead.headers, "x-warren-error", truncated(settlement.reason, kMaxErrorHeader));
+  set_header(dead.headers, "x-warren-attempt", std::to_string(settlement.attempt));
+  set_header(dead.headers, "x-warren-worker", settlement.worker);
+  set_header(dead.headers, "x-warren-queue", original.queue);
+  set_header_if_absent(dead.headers, "x-warren-original-exchange", original.exchange);
+  set_header_if_absent(dead.headers, "x-warren-original-routing-key", original.routing_key);
+  set_header_if_absent(dead.headers, "x-warren-first-failed-at", now);
+  set_header(dead.headers, "x-warren-dead-lettered-at", now);
+  try {
+    publisher_->publish(dead);
+  } catch (const runtime::PublishError& e) {
+    observability::log(observability::LogLevel::error,
+                       observability::LogFields::for_worker(settlement.worker),
+                       std::string("dead letter could not be published to '") + exchange + "' (" +
+                           e.what() + "); rejecting it so the broker dead-letters it");
+    consumer_->settle(delivery.token(), SettleAction::reject);
+    return;
+  }
+  consumer_->settle(delivery.token(), SettleAction::ack);
+}
+
+}  // namespace warren::broker

@@ -1,0 +1,58 @@
+// The RabbitMQ implementation of the transport seam: a consuming connection (consumer_connection.h)
+// and a publishing connection with confirms (publisher_connection.h), and the settlements the
+// runtime asks for, done the broker's way:
+//   ack          -> basic.ack (coalesced)
+//   requeue      -> basic.nack requeue
+//   retry_later  -> publish into the delay levels (delay_levels.h) with x-warren-attempt set,
+//                   wait for the confirm, then ack the original: never the other way round
+//   dead_letter  -> publish to the worker's dead-letter exchange with the x-warren-* headers,
+//                   wait for the confirm, then ack the original
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "broker/consumer_connection.h"
+#include "broker/publisher_connection.h"
+#include "config/config.h"
+#include "observability/health.h"
+#include "observability/metrics.h"
+#include "runtime/transport.h"
+
+namespace warren::broker {
+
+class RabbitMqTransport final : public runtime::Transport {
+ public:
+  RabbitMqTransport(const config::Config& config, observability::Metrics* metrics,
+                    observability::Health* health);
+  ~RabbitMqTransport() override;
+
+  void start(const std::vector<runtime::Subscription>& subscriptions) override;
+  void stop_consuming() override;
+  void close() override;
+  bool ready() const noexcept override;
+  void publish(const runtime::OutboundMessage& message) override;
+
+  PublisherConnection& publisher() { return *publisher_; }
+
+ private:
+  class Delivery;
+  void on_delivery(const DeliveryToken& token, runtime::InboundMessage message,
+                   const std::string& queue);
+  void settle(const Delivery& delivery, const runtime::Settlement& settlement);
+  void retry_later(const Delivery& delivery, const runtime::Settlement& settlement);
+  void dead_letter(const Delivery& delivery, const runtime::Settlement& settlement);
+
+  const config::Config& config_;
+  observability::Metrics* metrics_;
+  observability::Health* health_;
+  std::vector<runtime::Subscription> subscriptions_;
+  std::unique_ptr<PublisherConnection> publisher_;
+  std::unique_ptr<ConsumerConnection> consumer_;
+};
+
+// Options shared by both connections, from [broker].
+ConnectionOptions connection_options(const config::BrokerConfig& broker, const std::string& role,
+                                     const std::string& host_name);
+
+}  // namespace warren::broker
