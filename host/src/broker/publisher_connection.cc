@@ -151,8 +151,7 @@ void PublisherConnection::teardown(const std::string& why) {
   blocked_ = false;
   for (auto& [sequence, entry] : in_flight_) {
     finish(entry.publish, PendingPublish::Result::unavailable,
-           ": the connection was lost before the broker confirmed it (it may or may not have "
-           "been published)");
+           ": " + why + " (before the broker confirmed it: it may or may not have been published)");
   }
   in_flight_.clear();
   ++endpoint_index_;

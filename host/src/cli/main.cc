@@ -35,6 +35,31 @@ int main(int argc, char** argv) {
 
   auto* version = app.add_subcommand("version", "Print the version and the plugin ABI");
 
+  ConfigOptions publish_config;
+  PublishOptions publish_options;
+  auto* publish = app.add_subcommand(
+      "publish", "Publish one message (persistent, mandatory) and wait for the broker's confirm");
+  add_config_options(*publish, publish_config);
+  publish->add_option("--exchange", publish_options.exchange, "Exchange to publish to")->required();
+  publish->add_option("--routing-key", publish_options.routing_key, "Routing key")->required();
+  auto* body = publish->add_option("--body", publish_options.body, "Message body");
+  auto* body_file =
+      publish->add_option("--body-file", publish_options.body_file, "Read the body from a file");
+  body->excludes(body_file);
+  publish->add_option("--header", publish_options.headers, "A header NAME=VALUE (repeatable)");
+  publish->add_option("--content-type", publish_options.content_type, "Content type");
+  publish->add_option("--message-id", publish_options.message_id,
+                      "Message id (default: a new UUID)");
+
+  auto* topology = app.add_subcommand("topology", "Manage the broker topology");
+  topology->require_subcommand(1);
+  ConfigOptions topology_config;
+  bool dry_run = false;
+  auto* apply = topology->add_subcommand(
+      "apply", "Declare the config's exchanges, queues and bindings (idempotent)");
+  add_config_options(*apply, topology_config);
+  apply->add_flag("--dry-run", dry_run, "Show what would be declared; connect to nothing");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -52,6 +77,15 @@ int main(int argc, char** argv) {
     return run_command(run_options);
   if (*check)
     return check_command(check_options);
+  if (*publish) {
+    if (publish_options.body_file.empty() && publish->count("--body") == 0) {
+      std::cerr << "publish: give the body with --body TEXT or --body-file FILE\n";
+      return kExitBadUsageOrConfig;
+    }
+    return publish_command(publish_config, publish_options);
+  }
+  if (*apply)
+    return topology_apply_command(topology_config, dry_run);
   if (*version) {
     std::cout << "warren " << WARREN_VERSION << " (plugin ABI " << WARREN_ABI_MAJOR << "."
               << WARREN_ABI_MINOR << ")\n";

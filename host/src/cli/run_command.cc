@@ -2,12 +2,14 @@
 // refused plugin, 1 when the broker or topology fails.
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/transport_factory.h"
 #include "config/config_loader.h"
 #include "observability/health.h"
+#include "observability/http_server.h"
 #include "observability/log.h"
 #include "observability/metrics.h"
 #include "plugin/plugin_library.h"
@@ -35,6 +37,23 @@ int run_command(const ConfigOptions& options) {
   observability::Health health;
   runtime::Host host(*config, metrics, &health);
   health.set_readiness_probe([&host] { return host.ready(); });
+
+  // /metrics, /healthz, /readyz: up before the plugins load, so probes see "not ready" meanwhile.
+  std::optional<observability::MetricsServer> metrics_server;
+  if (config->metrics.enabled) {
+    observability::MetricsServerOptions server_options;
+    server_options.listen = config->metrics.listen;
+    server_options.user = config->metrics.user;
+    server_options.password = config->metrics.password;
+    metrics_server.emplace(metrics, health, std::move(server_options));
+    try {
+      metrics_server->start();
+    } catch (const observability::MetricsServerError& error) {
+      observability::log_error(error.what());
+      return kExitRuntimeFailure;
+    }
+  }
+
   try {
     host.load_workers();
   } catch (const plugin::PluginLoadError& error) {
@@ -46,6 +65,9 @@ int run_command(const ConfigOptions& options) {
   try {
     auto transport = make_transport(*config, metrics, health);
     all_settled = host.run(*transport, shutdown);
+    // Before the transport that /readyz asks about goes away.
+    if (metrics_server)
+      metrics_server->stop();
   } catch (const runtime::TransportError& error) {
     observability::log_error(std::string("cannot run: ") + error.what());
     return kExitRuntimeFailure;
