@@ -1,0 +1,70 @@
+"""Reads what the test plugin `scripted` recorded, so a test can count handler calls per message.
+
+The plugin appends one line per handle call: `worker<TAB>message_id<TAB>attempt<TAB>redelivered
+<TAB>action<LF>`. Lines are written whole, but a reader may see the last one half-written: it is
+ignored until its newline arrives.
+"""
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import List, Union
+
+from testkit_env import wait_until
+
+
+@dataclass(frozen=True)
+class Record:
+    """One handle call seen by the scripted plugin."""
+
+    worker: str
+    message_id: str
+    attempt: int
+    redelivered: bool
+    action: str
+
+
+def _parse(line: str, path: Path, number: int) -> Record:
+    fields = line.split("\t")
+    if len(fields) != 5:
+        raise ValueError(f"{path}:{number}: expected 5 tab-separated fields "
+                         f"(worker, message_id, attempt, redelivered, action), got {line!r}")
+    worker, message_id, attempt, redelivered, action = fields
+    return Record(worker=worker, message_id=message_id, attempt=int(attempt),
+                  redelivered=redelivered.lower() in ("1", "true", "yes"), action=action)
+
+
+class RecordFile:
+    """The record file of one scripted-plugin run (it need not exist yet)."""
+
+    def __init__(self, path: Union[str, Path]):
+        self.path = Path(path)
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+    def records(self) -> List[Record]:
+        """Every complete line, in the order written."""
+        if not self.path.exists():
+            return []
+        text = self.path.read_text()
+        complete = text[: text.rfind("\n") + 1]
+        return [_parse(line, self.path, number)
+                for number, line in enumerate(complete.splitlines(), start=1) if line]
+
+    def ids(self) -> List[str]:
+        """message_id of each handle call, in order, with repeats for retries/redeliveries."""
+        return [record.message_id for record in self.records()]
+
+    def count_by_id(self) -> Counter:
+        """How many handle calls each message_id had."""
+        return Counter(self.ids())
+
+    def wait_for_count(self, n: int, timeout: float = 30) -> List[Record]:
+        """Waits until at least N handle calls are recorded; returns all records."""
+        def enough():
+            records = self.records()
+            return records if len(records) >= n else None
+
+        return wait_until(enough, timeout,
+                          what=lambda: f"{n} records in {self.path} (have {len(self.records())})")

@@ -1,0 +1,93 @@
+"""Warren's integration-test kit: one import for tests, and a pytest plugin with fixtures.
+
+ctest runs every integration test as `python3 -m pytest -p warren_testkit FILE` (see
+tests/integration/CMakeLists.txt), so the fixtures below need no import; helpers do:
+
+    from warren_testkit import require_services, wait_until, WarrenProcess, RecordFile
+
+What is where:
+  testkit_env       require_services(), env(), unique_name(), wait_until(), WaitTimeout
+  testkit_broker    Broker (topology, publish_many, drain, queue_counts, rabbitmqctl, restarts), Message
+  testkit_warren    WarrenProcess (run, wait_for_log, wait_ready, terminate, kill9, logs), warren_cli()
+  testkit_records   RecordFile, Record: what the `scripted` test plugin recorded
+  testkit_services  pg_connect(), Prometheus
+
+Fixtures: `broker` (a Broker; skips/fails without RabbitMQ), `warren` (a factory: warren(toml_text,
+**kwargs) starts a WarrenProcess; all are killed after the test and their logs printed if it
+failed), `record_file` (a RecordFile in the test's tmp_path), `pg` (a psycopg2 connection).
+
+Running one file by hand, with services from scripts/services/*.sh:
+    source STATE/rabbitmq/env; source STATE/postgres/env
+    WARREN_BIN=build/host/src/cli/warren WARREN_PLUGIN_DIR=$PWD/build/plugins \\
+    PYTHONPATH=tests/integration/support /usr/bin/python3 -m pytest -p warren_testkit \\
+        -p no:cacheprovider tests/integration/test_x.py
+"""
+
+from typing import Callable, Iterator, List
+
+import pytest
+
+from testkit_broker import Broker, Message
+from testkit_env import (SERVICE_VARIABLES, WaitTimeout, env, require_services, services_required,
+                         unique_name, wait_until)
+from testkit_records import Record, RecordFile
+from testkit_services import Prometheus, pg_connect
+from testkit_warren import WarrenProcess, warren_cli
+
+__all__ = [
+    "Broker", "Message", "Prometheus", "Record", "RecordFile", "SERVICE_VARIABLES", "WaitTimeout",
+    "WarrenProcess", "env", "pg_connect", "require_services", "services_required", "unique_name",
+    "wait_until", "warren_cli",
+]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Remembers each phase's report on the test item, so fixtures can tell a failed test."""
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"warren_report_{report.when}", report)
+
+
+def _test_failed(request) -> bool:
+    return any(getattr(getattr(request.node, f"warren_report_{phase}", None), "failed", False)
+               for phase in ("setup", "call"))
+
+
+@pytest.fixture
+def broker() -> Iterator[Broker]:
+    require_services("rabbitmq")
+    with Broker() as connection:
+        yield connection
+
+
+@pytest.fixture
+def warren(request) -> Iterator[Callable[..., WarrenProcess]]:
+    """warren(config_text, **WarrenProcess kwargs) -> a started WarrenProcess."""
+    require_services("rabbitmq", "warren")
+    processes: List[WarrenProcess] = []
+
+    def start(config_text: str, **kwargs) -> WarrenProcess:
+        process = WarrenProcess(config_text, **kwargs)
+        processes.append(process)
+        return process.start()
+
+    yield start
+    failed = _test_failed(request)
+    for process in processes:
+        if failed:
+            print(f"\n----- warren {process.workdir} -----\n{process.describe(tail_lines=200)}")
+        process.cleanup(keep_files=failed)
+
+
+@pytest.fixture
+def record_file(tmp_path) -> RecordFile:
+    return RecordFile(tmp_path / "records.tsv")
+
+
+@pytest.fixture
+def pg():
+    require_services("postgres")
+    connection = pg_connect()
+    yield connection
+    connection.close()
