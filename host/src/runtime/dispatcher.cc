@@ -94,7 +94,7 @@ void Dispatcher::process(std::unique_ptr<Delivery> delivery) {
     settle(*delivery, Settlement::requeue());
     return;
   }
-  if (duplicate_filter_ != nullptr && duplicate_filter_->seen(message)) {
+  if (already_processed(message)) {
     metrics_.duplicates->Increment();
     observability::log(observability::LogLevel::info,
                        {options_.worker, message.message_id, message.attempt, {}},
@@ -153,9 +153,35 @@ void Dispatcher::process(std::unique_ptr<Delivery> delivery) {
   }
   settlement.worker = options_.worker;
   settlement.attempt = attempt;
+  if (settlement.kind == Settlement::Kind::ack)
+    remember_processed(message);
   settle(*delivery, settlement);
-  if (settlement.kind == Settlement::Kind::ack && duplicate_filter_ != nullptr) {
+}
+
+bool Dispatcher::already_processed(const InboundMessage& message) noexcept {
+  if (duplicate_filter_ == nullptr || message.message_id.empty())
+    return false;
+  try {
+    return duplicate_filter_->seen(message);
+  } catch (const std::exception& e) {
+    observability::log(observability::LogLevel::warn,
+                       {options_.worker, message.message_id, message.attempt, {}},
+                       std::string("cannot check the processed-message store (") + e.what() +
+                           "); handling the message anyway");
+    return false;
+  }
+}
+
+void Dispatcher::remember_processed(const InboundMessage& message) noexcept {
+  if (duplicate_filter_ == nullptr || message.message_id.empty())
+    return;
+  try {
     duplicate_filter_->remember(message);
+  } catch (const std::exception& e) {
+    observability::log(observability::LogLevel::warn,
+                       {options_.worker, message.message_id, message.attempt, {}},
+                       std::string("cannot record the message as processed (") + e.what() +
+                           "); acking it anyway: a redelivery would run the handler again");
   }
 }
 

@@ -35,13 +35,15 @@ struct DispatcherOptions {
   config::RetryPolicy retry;
 };
 
-// Checked before the handler runs and told when a message was acked (idempotent consumers).
+// Idempotent consumers: checked before the handler runs, and told about a message the handler
+// acked just before the ack goes to the broker (so a crash in between redelivers a message that
+// is then recognised, never one that was processed but not recorded). Both may throw: a failed
+// check runs the handler anyway (at-least-once), a failed record still acks.
 class DuplicateFilter {
  public:
   virtual ~DuplicateFilter() = default;
-  // True when this message id was already processed by this worker.
+  // True when this worker already processed this message id.
   virtual bool seen(const InboundMessage& message) = 0;
-  // Called after an ack settlement was handed to the transport.
   virtual void remember(const InboundMessage& message) = 0;
 };
 
@@ -74,6 +76,8 @@ class Dispatcher final : public DeliverySink {
   void process(std::unique_ptr<Delivery> delivery);
   void settle(Delivery& delivery, const Settlement& settlement) noexcept;
   void count_exception(std::uint32_t error_kind) noexcept;
+  bool already_processed(const InboundMessage& message) noexcept;
+  void remember_processed(const InboundMessage& message) noexcept;
 
   const DispatcherOptions options_;
   const plugin::HandlerInstance& handler_;

@@ -10,6 +10,7 @@ namespace warren::runtime {
 
 struct Host::Worker {
   const config::WorkerConfig* config = nullptr;
+  DuplicateFilter* duplicate_filter = nullptr;
   std::unique_ptr<WorkerContext> context;
   std::unique_ptr<plugin::HandlerInstance> handler;
   std::unique_ptr<Dispatcher> dispatcher;
@@ -53,6 +54,13 @@ std::vector<Host::WorkerPlugin> Host::loaded_plugins() const {
   return result;
 }
 
+void Host::set_duplicate_filter(const std::string& worker, DuplicateFilter* filter) {
+  for (auto& entry : workers_) {
+    if (entry->config->name == worker)
+      entry->duplicate_filter = filter;
+  }
+}
+
 bool Host::ready() const noexcept {
   Transport* transport = transport_.load();
   return running_.load() && transport != nullptr && transport->ready();
@@ -72,6 +80,7 @@ bool Host::run(Transport& transport, ShutdownSignal& shutdown) {
     worker->dispatcher =
         std::make_unique<Dispatcher>(options, *worker->handler, *worker->context, &transport,
                                      metrics_.worker(spec.name, spec.queue), health_);
+    worker->dispatcher->set_duplicate_filter(worker->duplicate_filter);
     worker->dispatcher->start();
     Subscription subscription;
     subscription.worker = spec.name;

@@ -39,6 +39,9 @@ class Host {
   };
   std::vector<WorkerPlugin> loaded_plugins() const;
 
+  // Makes a worker idempotent (issue: idempotent consumers). Before run(); `filter` outlives it.
+  void set_duplicate_filter(const std::string& worker, DuplicateFilter* filter);
+
   // Starts the workers on `transport`, runs until `shutdown` is requested, then stops
   // gracefully within [host] shutdown_timeout. Returns true when every in-flight message was
   // settled in time (false: some handlers were still running; the caller should exit without
