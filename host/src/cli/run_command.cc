@@ -1,5 +1,5 @@
 // `warren run -c FILE`: the host process. Exit 0 after a graceful stop, 2 on a bad config or a
-// refused plugin, 1 when the broker or topology fails.
+// refused plugin, 1 when the broker or topology fails or the metrics endpoint cannot listen.
 #include <cstdlib>
 #include <iostream>
 #include <optional>

@@ -1,0 +1,88 @@
+// The HTTP endpoints that Prometheus and Kubernetes read, served by civetweb on [metrics] listen
+// (default 127.0.0.1:9464):
+//   GET /metrics  200, Prometheus text format 0.0.4: Metrics::serialize()
+//   GET /healthz  200 "ok" while every registered loop ticks (liveness); 503 naming the stalled
+//   loops GET /readyz   200 "ready" when the readiness probe says so; 503 "not ready"
+// HEAD is answered like GET without a body; other methods get 405, other paths 404.
+//
+// Authentication: when a user is set, /metrics needs HTTP Basic credentials (401 with a
+// WWW-Authenticate challenge otherwise). /healthz and /readyz stay open on purpose: kubelet probes
+// cannot easily send credentials, and they reveal only up/down. Basic credentials cross the
+// network in clear text, so listen on loopback or a private network (or behind a TLS proxy);
+// a non-loopback address logs a warning at start.
+//
+// Debian's civetweb 1.15 is built without IPv6: "[::1]:9464" is refused at start with that reason
+// (supports_ipv6() tells). Two worker threads by default: scrapes and probes are rare and cheap.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "observability/basic_auth.h"
+#include "observability/health.h"
+#include "observability/metrics.h"
+
+struct mg_context;
+struct mg_connection;
+
+namespace warren::observability {
+
+// start() could not serve: the message names the address and why (port in use, bad address...).
+class MetricsServerError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct MetricsServerOptions {
+  std::string listen = "127.0.0.1:9464";  // host:port; port 0 picks a free port
+  std::string user;                       // empty: /metrics is open
+  std::string password;
+  int threads = 2;  // civetweb worker threads, 1 to 4
+};
+
+class MetricsServer {
+ public:
+  // Metrics and Health must outlive the server (or at least its stop()).
+  MetricsServer(const Metrics& metrics, const Health& health, MetricsServerOptions options);
+  ~MetricsServer();
+  MetricsServer(const MetricsServer&) = delete;
+  MetricsServer& operator=(const MetricsServer&) = delete;
+
+  // Binds and starts answering. Throws MetricsServerError naming the address on failure.
+  void start();
+  // Stops listening and waits for requests in progress. Idempotent.
+  void stop() noexcept;
+
+  bool running() const noexcept { return context_ != nullptr; }
+  // The bound port (the one the system picked when listen asked for port 0); 0 when stopped.
+  std::uint16_t port() const noexcept { return port_; }
+
+  // Whether the linked civetweb can listen on IPv6 addresses.
+  static bool supports_ipv6() noexcept;
+
+ private:
+  struct Response;
+  Response respond(std::string_view method, std::string_view path, const char* authorization) const;
+  static int handle_request(mg_connection* connection, void* server) noexcept;
+  static int handle_log_message(const mg_connection* connection, const char* message) noexcept;
+
+  const Metrics& metrics_;
+  const Health& health_;
+  const MetricsServerOptions options_;
+  const BasicAuth auth_;
+  mg_context* context_ = nullptr;
+  std::uint16_t port_ = 0;
+  // The IPv4 address (network byte order) stop() connects to, to wake civetweb's accept loop.
+  std::optional<std::uint32_t> wake_ipv4_;
+
+  // civetweb reports why it failed to start through its log callback; start() collects it.
+  std::mutex start_log_mutex_;
+  bool starting_ = false;
+  std::vector<std::string> start_log_;
+};
+
+}  // namespace warren::observability
