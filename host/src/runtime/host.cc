@@ -94,6 +94,7 @@ bool Host::run(Transport& transport, ShutdownSignal& shutdown) {
   try {
     transport.start(subscriptions);
   } catch (...) {
+    transport_ = nullptr;
     for (auto& worker : workers_) {
       worker->dispatcher->drain(std::chrono::steady_clock::now());
     }
