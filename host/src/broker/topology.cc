@@ -88,8 +88,14 @@ config::Arguments queue_arguments(const config::QueueConfig& queue) {
   if (!queue.dead_letter_routing_key.empty()) {
     arguments["x-dead-letter-routing-key"] = queue.dead_letter_routing_key;
   }
-  if (quorum) {
-    arguments["x-delivery-limit"] = queue.delivery_limit.value_or(kDefaultQuorumDeliveryLimit);
+  // RabbitMQ 3.x quorum queues have no default delivery limit; Warren sets one so that a message
+  // that crashes its consumer again and again ends in the dead-letter exchange. Without a
+  // dead-letter exchange the limit would only drop messages (a dead-letter queue browsed by
+  // `warren dlq` many times, say), so then only an explicit limit applies.
+  if (queue.delivery_limit) {
+    arguments["x-delivery-limit"] = *queue.delivery_limit;
+  } else if (quorum && !queue.dead_letter_exchange.empty()) {
+    arguments["x-delivery-limit"] = kDefaultQuorumDeliveryLimit;
   }
   if (!queue.dead_letter_strategy.empty()) {
     arguments["x-dead-letter-strategy"] = queue.dead_letter_strategy;

@@ -18,9 +18,22 @@ struct PublishOptions {
   std::vector<std::string> headers;  // NAME=VALUE
 };
 
+struct DlqOptions {
+  std::string verb;  // list|peek|replay|purge
+  std::string worker;
+  std::string queue;  // overrides the worker's dead-letter queue
+  std::size_t limit = 0;
+  std::vector<std::string> where;  // HEADER=VALUE
+  bool dry_run = false;
+  double rate = 0;  // replay: messages a second, 0: as fast as confirms allow
+  bool yes = false;
+  bool to_queue = false;  // replay only into the worker's queue
+};
+
 int run_command(const ConfigOptions& options);
 int publish_command(const ConfigOptions& options, const PublishOptions& publish);
 int topology_apply_command(const ConfigOptions& options, bool dry_run);
+int dlq_command(const ConfigOptions& config, const DlqOptions& options);
 int check_command(const ConfigOptions& options);
 
 }  // namespace warren::cli

@@ -60,6 +60,46 @@ int main(int argc, char** argv) {
   add_config_options(*apply, topology_config);
   apply->add_flag("--dry-run", dry_run, "Show what would be declared; connect to nothing");
 
+  auto* dlq = app.add_subcommand("dlq", "Inspect, replay and purge a worker's dead letters");
+  dlq->require_subcommand(1);
+  ConfigOptions dlq_config;
+  DlqOptions dlq_options;
+  const std::vector<std::pair<const char*, const char*>> dlq_verbs{
+      {"list", "Count the worker's dead letters by error and by original routing key"},
+      {"peek", "Show dead letters with their headers and a body preview (default --limit 10)"},
+      {"replay",
+       "Republish dead letters to their original exchange and routing key with confirms, "
+       "attempt reset; each is acked only after its republish is confirmed"},
+      {"purge", "Delete the worker's dead letters (asks for --yes)"}};
+  for (const auto& [name, description] : dlq_verbs) {
+    auto* verb = dlq->add_subcommand(name, description);
+    add_config_options(*verb, dlq_config);
+    verb->add_option("--worker", dlq_options.worker, "The worker whose dead letters to use")
+        ->required();
+    verb->add_option("--queue", dlq_options.queue,
+                     "The dead-letter queue (default: the worker's dead_letter_queue, or the "
+                     "queue bound to its dead-letter exchange)");
+    verb->add_option("--limit", dlq_options.limit, "At most this many messages");
+    verb->add_option("--where", dlq_options.where,
+                     "Only messages whose header HEADER equals VALUE (repeatable)");
+    if (std::string_view(name) == "replay" || std::string_view(name) == "purge") {
+      verb->add_flag("--dry-run", dlq_options.dry_run, "Show what would happen; change nothing");
+    }
+    if (std::string_view(name) == "replay") {
+      verb->add_option("--rate", dlq_options.rate, "At most N messages a second")
+          ->transform([](std::string value) {
+            return value.ends_with("/s") ? value.substr(0, value.size() - 2) : value;
+          });
+      verb->add_flag("--to-queue", dlq_options.to_queue,
+                     "Deliver only to the worker's queue (not to every queue bound to the "
+                     "original exchange and routing key)");
+    }
+    if (std::string_view(name) == "purge") {
+      verb->add_flag("--yes", dlq_options.yes, "Really delete");
+    }
+    verb->callback([&dlq_options, verb_name = std::string(name)] { dlq_options.verb = verb_name; });
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -86,6 +126,8 @@ int main(int argc, char** argv) {
   }
   if (*apply)
     return topology_apply_command(topology_config, dry_run);
+  if (*dlq)
+    return dlq_command(dlq_config, dlq_options);
   if (*version) {
     std::cout << "warren " << WARREN_VERSION << " (plugin ABI " << WARREN_ABI_MAJOR << "."
               << WARREN_ABI_MINOR << ")\n";
