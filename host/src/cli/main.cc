@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/outbox_command.h"
 #include "warren/abi.h"
 #include "warren_version.h"
 
@@ -100,6 +101,22 @@ int main(int argc, char** argv) {
     verb->callback([&dlq_options, verb_name = std::string(name)] { dlq_options.verb = verb_name; });
   }
 
+  auto* outbox = app.add_subcommand("outbox", "The transactional outbox table (PostgreSQL)");
+  outbox->require_subcommand(1);
+  ConfigOptions outbox_config;
+  OutboxCommandOptions outbox_options;
+  const std::pair<const char*, const char*> outbox_verbs[] = {
+      {"init", "Create warren_outbox and warren_inbox (sql/outbox.sql; safe to run again)"},
+      {"status", "Pending and dead rows and the age of the oldest pending row, per outbox"},
+      {"retry-dead", "Set dead rows back to pending (attempts reset); prints how many"}};
+  std::vector<CLI::App*> outbox_subcommands;
+  for (const auto& [verb, description] : outbox_verbs) {
+    auto* sub = outbox->add_subcommand(verb, description);
+    add_config_options(*sub, outbox_config);
+    sub->add_option("--outbox", outbox_options.outbox, "Only this [[outbox]] (by name)");
+    outbox_subcommands.push_back(sub);
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -128,6 +145,15 @@ int main(int argc, char** argv) {
     return topology_apply_command(topology_config, dry_run);
   if (*dlq)
     return dlq_command(dlq_config, dlq_options);
+  if (*outbox) {
+    if (*outbox_subcommands[0])
+      outbox_options.action = OutboxAction::init;
+    else if (*outbox_subcommands[1])
+      outbox_options.action = OutboxAction::status;
+    else
+      outbox_options.action = OutboxAction::retry_dead;
+    return outbox_command(outbox_config, outbox_options);
+  }
   if (*version) {
     std::cout << "warren " << WARREN_VERSION << " (plugin ABI " << WARREN_ABI_MAJOR << "."
               << WARREN_ABI_MINOR << ")\n";

@@ -12,6 +12,7 @@
 #include "observability/http_server.h"
 #include "observability/log.h"
 #include "observability/metrics.h"
+#include "outbox/outbox_services.h"
 #include "plugin/plugin_library.h"
 #include "runtime/host.h"
 #include "runtime/shutdown.h"
@@ -61,10 +62,16 @@ int run_command(const ConfigOptions& options) {
     return kExitBadUsageOrConfig;
   }
 
+  // Outbox relays ([[outbox]]) and idempotent workers' stores; stopped once the host stopped.
+  outbox::OutboxServices outbox_services(*config, metrics, health);
+  outbox_services.attach_inbox_stores(host);
+  outbox_services.start_relays();
+
   bool all_settled = false;
   try {
     auto transport = make_transport(*config, metrics, health);
     all_settled = host.run(*transport, shutdown);
+    outbox_services.stop();
     // Before the transport that /readyz asks about goes away.
     if (metrics_server)
       metrics_server->stop();

@@ -1,0 +1,80 @@
+// sql/outbox.sql: applies twice, and the table and function behave as applications expect.
+#include "outbox/outbox_schema.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "pg_test_schema.h"
+
+namespace warren::outbox {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(OutboxSchema, CompiledInText_IsTheSqlFile) {
+  EXPECT_THAT(std::string(outbox_schema_sql()),
+              HasSubstr("CREATE TABLE IF NOT EXISTS warren_outbox"));
+  EXPECT_THAT(std::string(outbox_schema_sql()), HasSubstr("warren_outbox_enqueue"));
+}
+
+TEST(OutboxSchema, AppliedAgain_Succeeds) {
+  testing::PgTestSchema schema;
+  PG_TEST_SCHEMA_OR_SKIP(schema);
+  auto db = schema.connect();
+  EXPECT_NO_THROW(apply_outbox_schema(db));
+  EXPECT_NO_THROW(apply_outbox_schema(db));
+}
+
+TEST(OutboxSchema, Enqueue_WithDefaults_InsertsAPendingRowWithAFreshMessageId) {
+  testing::PgTestSchema schema;
+  PG_TEST_SCHEMA_OR_SKIP(schema);
+  auto db = schema.connect();
+  db.exec("SELECT warren_outbox_enqueue('livraria.eventos', 'pedido.registrado', '\\x7b7d')");
+  const auto row = db.exec(
+      "SELECT status, attempts, headers::text, content_type, length(message_id), "
+      "convert_from(payload, 'UTF8') FROM warren_outbox");
+  ASSERT_EQ(row.rows(), 1);
+  EXPECT_EQ(row.text(0, 0), "pending");
+  EXPECT_EQ(row.text(0, 1), "0");
+  EXPECT_EQ(row.text(0, 2), "{}");
+  EXPECT_EQ(row.text(0, 3), "application/json");
+  EXPECT_EQ(row.text(0, 4), "36");
+  EXPECT_EQ(row.text(0, 5), "{}");
+}
+
+TEST(OutboxSchema, Enqueue_ByParameterName_KeepsTheGivenMessageId) {
+  testing::PgTestSchema schema;
+  PG_TEST_SCHEMA_OR_SKIP(schema);
+  auto db = schema.connect();
+  db.exec(
+      "SELECT warren_outbox_enqueue(exchange => 'e', routing_key => 'k', payload => '\\x00', "
+      "message_id => 'evt-1', headers => '{\"a\": \"b\"}')");
+  EXPECT_EQ(db.exec("SELECT message_id, headers->>'a' FROM warren_outbox").text(0, 0), "evt-1");
+}
+
+TEST(OutboxSchema, StatusOutsidePendingSentDead_IsRejected) {
+  testing::PgTestSchema schema;
+  PG_TEST_SCHEMA_OR_SKIP(schema);
+  auto db = schema.connect();
+  EXPECT_THROW(db.exec("INSERT INTO warren_outbox (routing_key, payload, status) "
+                       "VALUES ('k', '\\x00', 'lost')"),
+               PgError);
+  EXPECT_THROW(db.exec("INSERT INTO warren_outbox (routing_key, payload, headers) "
+                       "VALUES ('k', '\\x00', '[1]')"),
+               PgError);
+}
+
+TEST(OutboxSchema, PurgeSent_DeletesOnlyOldSentRows) {
+  testing::PgTestSchema schema;
+  PG_TEST_SCHEMA_OR_SKIP(schema);
+  auto db = schema.connect();
+  db.exec(
+      "INSERT INTO warren_outbox (routing_key, payload, status, published_at) VALUES "
+      "('k', '\\x00', 'sent', now() - interval '10 days'), "
+      "('k', '\\x00', 'sent', now()), ('k', '\\x00', 'pending', NULL)");
+  EXPECT_EQ(db.exec("SELECT warren_outbox_purge_sent('7 days')").text(0, 0), "1");
+  EXPECT_EQ(db.exec("SELECT count(*) FROM warren_outbox").text(0, 0), "2");
+}
+
+}  // namespace
+}  // namespace warren::outbox
