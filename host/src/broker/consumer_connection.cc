@@ -4,11 +4,11 @@
 #include <amqp_framing.h>
 
 #include <algorithm>
-#include <charconv>
 
+#include "broker/ack_plan.h"
 #include "broker/amqp_errors.h"
 #include "broker/amqp_table.h"
-#include "broker/delay_levels.h"
+#include "broker/inbound_delivery.h"
 #include "broker/io_wait.h"
 #include "observability/log.h"
 #include "runtime/ids.h"
@@ -22,15 +22,6 @@ using Clock = std::chrono::steady_clock;
 constexpr amqp_channel_t kTopologyChannel = 1;
 constexpr auto kResubscribeDelay = std::chrono::seconds(2);
 constexpr auto kControlTimeout = std::chrono::seconds(20);
-
-std::uint32_t parse_attempt(const runtime::TextHeaders& headers) {
-  const auto value = runtime::find_header(headers, "x-warren-attempt");
-  if (!value)
-    return 1;
-  std::uint32_t attempt = 0;
-  const auto [end, error] = std::from_chars(value->data(), value->data() + value->size(), attempt);
-  return error == std::errc() && end == value->data() + value->size() && attempt > 0 ? attempt : 1;
-}
 
 }  // namespace
 
@@ -315,25 +306,19 @@ void ConsumerConnection::apply(std::vector<Command> commands) {
 void ConsumerConnection::flush_acks(Channel& channel) {
   if (channel.acked.empty() || !connection_)
     return;
-  std::sort(channel.acked.begin(), channel.acked.end());
-  // One `multiple` ack covers every acked tag below the oldest unsettled delivery; the rest are
-  // acked one by one (holding them back would redeliver them after a crash).
-  const std::uint64_t floor =
-      channel.outstanding.empty() ? UINT64_MAX : *channel.outstanding.begin();
-  const auto first_above = std::lower_bound(channel.acked.begin(), channel.acked.end(), floor);
-  amqp_connection_state_t state = connection_->state();
-  if (first_above != channel.acked.begin()) {
-    const std::uint64_t covered = *(first_above - 1);
-    const int status = amqp_basic_ack(state, channel.id, covered, 1);
-    if (status != AMQP_STATUS_OK)
-      throw ConnectionLost("acking: " + status_text(status));
-  }
-  for (auto it = first_above; it != channel.acked.end(); ++it) {
-    const int status = amqp_basic_ack(state, channel.id, *it, 0);
-    if (status != AMQP_STATUS_OK)
-      throw ConnectionLost("acking: " + status_text(status));
-  }
+  const AckPlan plan = plan_acks(std::move(channel.acked), channel.outstanding);
   channel.acked.clear();
+  amqp_connection_state_t state = connection_->state();
+  if (plan.multiple_up_to) {
+    const int status = amqp_basic_ack(state, channel.id, *plan.multiple_up_to, 1);
+    if (status != AMQP_STATUS_OK)
+      throw ConnectionLost("acking: " + status_text(status));
+  }
+  for (const std::uint64_t tag : plan.singles) {
+    const int status = amqp_basic_ack(state, channel.id, tag, 0);
+    if (status != AMQP_STATUS_OK)
+      throw ConnectionLost("acking: " + status_text(status));
+  }
 }
 
 ConsumerConnection::Channel* ConsumerConnection::channel_by_id(amqp_channel_t id) {
@@ -392,40 +377,7 @@ void ConsumerConnection::on_frame(const amqp_frame_t& frame) {
 void ConsumerConnection::on_delivery(Channel& channel, const amqp_frame_t& frame) {
   const auto* deliver = static_cast<const amqp_basic_deliver_t*>(frame.payload.method.decoded);
   const std::uint64_t tag = deliver->delivery_tag;
-  runtime::InboundMessage inbound;
-  inbound.queue = channel.subscription.queue;
-  inbound.exchange = string_of(deliver->exchange);
-  inbound.routing_key = string_of(deliver->routing_key);
-  inbound.redelivered = deliver->redelivered != 0;
-
-  amqp_message_t message{};
-  const amqp_rpc_reply_t read = amqp_read_message(connection_->state(), frame.channel, &message, 0);
-  if (read.reply_type != AMQP_RESPONSE_NORMAL) {
-    throw ConnectionLost("reading a delivery: " + reply_text(read));
-  }
-  const amqp_basic_properties_t& properties = message.properties;
-  if (properties._flags & AMQP_BASIC_MESSAGE_ID_FLAG) {
-    inbound.message_id = string_of(properties.message_id);
-  }
-  if (properties._flags & AMQP_BASIC_CONTENT_TYPE_FLAG) {
-    inbound.content_type = string_of(properties.content_type);
-  }
-  if (properties._flags & AMQP_BASIC_HEADERS_FLAG) {
-    inbound.headers = render_headers(properties.headers);
-  }
-  inbound.body = string_of(message.body);
-  amqp_destroy_message(&message);
-
-  inbound.attempt = parse_attempt(inbound.headers);
-  if (inbound.exchange == kDelayDeliveryExchange) {
-    // Back from the retry delay levels: show the handler where the message was first sent.
-    if (auto original = runtime::find_header(inbound.headers, "x-warren-original-exchange")) {
-      inbound.exchange = *original;
-    }
-    if (auto original = runtime::find_header(inbound.headers, "x-warren-original-routing-key")) {
-      inbound.routing_key = *original;
-    }
-  }
+  runtime::InboundMessage inbound = read_delivery(*connection_, frame, channel.subscription.queue);
   channel.outstanding.insert(tag);
   const DeliveryToken token{incarnation_.load(), static_cast<std::size_t>(channel.id - 2), tag};
   on_delivery_(token, std::move(inbound), channel.queue);

@@ -5,6 +5,7 @@
 
 #include "broker/amqp_errors.h"
 #include "broker/amqp_table.h"
+#include "broker/inbound_delivery.h"
 #include "broker/rabbitmq_transport.h"
 #include "broker/topology.h"
 
@@ -88,16 +89,7 @@ std::vector<DeadLetter> DeadLetterBrowser::fetch(std::size_t max, std::chrono::m
     message.exchange = string_of(envelope.exchange);
     message.routing_key = string_of(envelope.routing_key);
     message.redelivered = envelope.redelivered != 0;
-    const auto& properties = envelope.message.properties;
-    if (properties._flags & AMQP_BASIC_MESSAGE_ID_FLAG) {
-      message.message_id = string_of(properties.message_id);
-    }
-    if (properties._flags & AMQP_BASIC_CONTENT_TYPE_FLAG) {
-      message.content_type = string_of(properties.content_type);
-    }
-    if (properties._flags & AMQP_BASIC_HEADERS_FLAG) {
-      message.headers = render_headers(properties.headers);
-    }
+    take_properties(message, envelope.message.properties);
     message.body = string_of(envelope.message.body);
     amqp_destroy_envelope(&envelope);
     letters.push_back(std::move(letter));

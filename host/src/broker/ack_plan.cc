@@ -1,0 +1,21 @@
+// See ack_plan.h.
+#include "broker/ack_plan.h"
+
+#include <algorithm>
+
+namespace warren::broker {
+
+AckPlan plan_acks(std::vector<std::uint64_t> acked, const std::set<std::uint64_t>& outstanding) {
+  AckPlan plan;
+  if (acked.empty())
+    return plan;
+  std::sort(acked.begin(), acked.end());
+  const std::uint64_t floor = outstanding.empty() ? UINT64_MAX : *outstanding.begin();
+  const auto first_above = std::lower_bound(acked.begin(), acked.end(), floor);
+  if (first_above != acked.begin())
+    plan.multiple_up_to = *(first_above - 1);
+  plan.singles.assign(first_above, acked.end());
+  return plan;
+}
+
+}  // namespace warren::broker

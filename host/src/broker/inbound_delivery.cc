@@ -1,0 +1,68 @@
+// See inbound_delivery.h.
+#include "broker/inbound_delivery.h"
+
+#include <amqp_framing.h>
+
+#include <charconv>
+
+#include "broker/amqp_errors.h"
+#include "broker/amqp_table.h"
+#include "broker/delay_levels.h"
+
+namespace warren::broker {
+
+std::uint32_t attempt_of(const runtime::TextHeaders& headers) {
+  const auto value = runtime::find_header(headers, "x-warren-attempt");
+  if (!value)
+    return 1;
+  std::uint32_t attempt = 0;
+  const auto [end, error] = std::from_chars(value->data(), value->data() + value->size(), attempt);
+  return error == std::errc() && end == value->data() + value->size() && attempt > 0 ? attempt : 1;
+}
+
+void take_properties(runtime::InboundMessage& message, const amqp_basic_properties_t& properties) {
+  if (properties._flags & AMQP_BASIC_MESSAGE_ID_FLAG) {
+    message.message_id = string_of(properties.message_id);
+  }
+  if (properties._flags & AMQP_BASIC_CONTENT_TYPE_FLAG) {
+    message.content_type = string_of(properties.content_type);
+  }
+  if (properties._flags & AMQP_BASIC_HEADERS_FLAG) {
+    message.headers = render_headers(properties.headers);
+  }
+}
+
+runtime::InboundMessage read_delivery(AmqpConnection& connection, const amqp_frame_t& deliver_frame,
+                                      const std::string& queue) {
+  const auto* deliver =
+      static_cast<const amqp_basic_deliver_t*>(deliver_frame.payload.method.decoded);
+  runtime::InboundMessage inbound;
+  inbound.queue = queue;
+  inbound.exchange = string_of(deliver->exchange);
+  inbound.routing_key = string_of(deliver->routing_key);
+  inbound.redelivered = deliver->redelivered != 0;
+
+  amqp_message_t message{};
+  const amqp_rpc_reply_t read =
+      amqp_read_message(connection.state(), deliver_frame.channel, &message, 0);
+  if (read.reply_type != AMQP_RESPONSE_NORMAL) {
+    throw ConnectionLost("reading a delivery: " + reply_text(read));
+  }
+  take_properties(inbound, message.properties);
+  inbound.body = string_of(message.body);
+  amqp_destroy_message(&message);
+
+  inbound.attempt = attempt_of(inbound.headers);
+  if (inbound.exchange == kDelayDeliveryExchange) {
+    // Back from the retry delay levels: show the handler where the message was first sent.
+    if (auto original = runtime::find_header(inbound.headers, "x-warren-original-exchange")) {
+      inbound.exchange = *original;
+    }
+    if (auto original = runtime::find_header(inbound.headers, "x-warren-original-routing-key")) {
+      inbound.routing_key = *original;
+    }
+  }
+  return inbound;
+}
+
+}  // namespace warren::broker

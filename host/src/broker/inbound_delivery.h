@@ -1,0 +1,26 @@
+// Reading one basic.deliver (method frame, then header and body frames) into the runtime's
+// InboundMessage: properties, headers as text, the attempt from x-warren-attempt, and, for a
+// message back from the retry delay levels, the exchange and routing key it was first sent to.
+#pragma once
+
+#include <amqp.h>
+
+#include <string>
+
+#include "broker/amqp_connection.h"
+#include "runtime/transport.h"
+
+namespace warren::broker {
+
+// `deliver_frame` is the basic.deliver method frame just read; `queue` the config's name for the
+// queue. Throws ConnectionLost when the rest of the message cannot be read.
+runtime::InboundMessage read_delivery(AmqpConnection& connection, const amqp_frame_t& deliver_frame,
+                                      const std::string& queue);
+
+// message_id, content_type and headers (as text) from a message's properties.
+void take_properties(runtime::InboundMessage& message, const amqp_basic_properties_t& properties);
+
+// x-warren-attempt as a positive number; 1 when absent or malformed.
+std::uint32_t attempt_of(const runtime::TextHeaders& headers);
+
+}  // namespace warren::broker

@@ -1,0 +1,48 @@
+// Specification of the rabbitmq-c helpers: header rendering, attempts, conflict messages.
+#include <gtest/gtest.h>
+
+#include "broker/amqp_errors.h"
+#include "broker/amqp_table.h"
+#include "broker/inbound_delivery.h"
+
+namespace warren::broker {
+namespace {
+
+TEST(AmqpTable, BuiltTableRendersBackAsText) {
+  AmqpTableBuilder builder;
+  builder.add("name", std::string_view("value"))
+      .add("count", std::int64_t{42})
+      .add("flag", true)
+      .add("ratio", 0.5);
+  const auto headers = render_headers(builder.table());
+  ASSERT_EQ(headers.size(), 4u);
+  EXPECT_EQ(headers[0], (std::pair<std::string, std::string>{"name", "value"}));
+  EXPECT_EQ(headers[1].second, "42");
+  EXPECT_EQ(headers[2].second, "true");
+  EXPECT_EQ(headers[3].second, "0.5");
+}
+
+TEST(AttemptOf, MissingOrMalformedHeader_IsTheFirstAttempt) {
+  EXPECT_EQ(attempt_of({}), 1u);
+  EXPECT_EQ(attempt_of({{"x-warren-attempt", "3"}}), 3u);
+  EXPECT_EQ(attempt_of({{"x-warren-attempt", "0"}}), 1u);
+  EXPECT_EQ(attempt_of({{"x-warren-attempt", "3x"}}), 1u);
+  EXPECT_EQ(attempt_of({{"x-warren-attempt", "-2"}}), 1u);
+}
+
+TEST(PreconditionFailed, InequivalentArgument_NamesQueueArgumentAndBothValues) {
+  const std::string text = explain_precondition_failed(
+      "inequivalent arg 'x-queue-type' for queue 'livraria.emails' in vhost '/': received "
+      "'quorum' but current is 'classic'");
+  EXPECT_NE(text.find("queue 'livraria.emails'"), std::string::npos) << text;
+  EXPECT_NE(text.find("x-queue-type = 'classic'"), std::string::npos) << text;
+  EXPECT_NE(text.find("asks for 'quorum'"), std::string::npos) << text;
+  EXPECT_NE(text.find("rabbitmqctl delete_queue livraria.emails"), std::string::npos) << text;
+}
+
+TEST(PreconditionFailed, OtherTexts_AreKept) {
+  EXPECT_EQ(explain_precondition_failed("something else"), "something else");
+}
+
+}  // namespace
+}  // namespace warren::broker
