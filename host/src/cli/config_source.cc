@@ -4,9 +4,32 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "config/config_files.h"
 #include "config/config_loader.h"
 
 namespace warren::cli {
+namespace {
+
+// Like [broker] password_file: the whole file, trailing newlines stripped, never empty.
+bool read_broker_password_file(const std::filesystem::path& file, config::BrokerConfig& broker) {
+  std::string os_error;
+  std::optional<std::string> content = config::read_text_file(file, os_error);
+  while (content && !content->empty() && (content->back() == '\n' || content->back() == '\r')) {
+    content->pop_back();
+  }
+  if (!content || content->empty()) {
+    std::cerr << "--broker-password-file " << file.string() << ": "
+              << (content ? "the file is empty" : "cannot read it: " + os_error)
+              << "; put the broker password in it (a systemd unit loads it with "
+                 "LoadCredential=)\n";
+    return false;
+  }
+  broker.password = std::move(*content);
+  broker.password_file = file;
+  return true;
+}
+
+}  // namespace
 
 std::optional<config::Config> load_config_for_cli(const ConfigOptions& options) {
   try {
@@ -19,6 +42,10 @@ std::optional<config::Config> load_config_for_cli(const ConfigOptions& options) 
       if (!dir.is_absolute())
         dir = std::filesystem::absolute(dir);
       config.host.plugin_dir = dir.lexically_normal();
+    }
+    if (!options.broker_password_file.empty() &&
+        !read_broker_password_file(options.broker_password_file, config.broker)) {
+      return std::nullopt;
     }
     return config;
   } catch (const config::ConfigError& error) {

@@ -1,5 +1,6 @@
 // Loads the config a verb works on: the file, then the command line and environment overrides
-// (WARREN_BROKER_URI replaces [broker] uri/hosts; --plugin-dir replaces [host] plugin_dir).
+// (WARREN_BROKER_URI replaces [broker] uri/hosts; --plugin-dir replaces [host] plugin_dir;
+// --broker-password-file replaces the broker password).
 // Problems are printed as file:line:col lines; the caller exits 2.
 #pragma once
 
@@ -13,6 +14,9 @@ namespace warren::cli {
 struct ConfigOptions {
   std::string file;
   std::string plugin_dir;  // empty: as configured
+  // The broker password, from a file (a systemd credential); wins over WARREN_BROKER_PASSWORD
+  // and [broker] password_file. Empty: as configured.
+  std::string broker_password_file;
 };
 
 // std::nullopt after printing every problem to stderr.

@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/outbox_command.h"
+#include "cli/plugin_command.h"
 #include "warren/abi.h"
 #include "warren_version.h"
 
@@ -15,6 +16,9 @@ void add_config_options(CLI::App& verb, warren::cli::ConfigOptions& options) {
   verb.add_option("-c,--config", options.file, "The TOML configuration file")->required();
   verb.add_option("--plugin-dir", options.plugin_dir,
                   "Load plugins from this directory instead of [host] plugin_dir");
+  verb.add_option("--broker-password-file", options.broker_password_file,
+                  "Read the broker password from this file (e.g. a systemd credential: "
+                  "%d/broker-password); overrides WARREN_BROKER_PASSWORD and password_file");
 }
 
 }  // namespace
@@ -117,6 +121,23 @@ int main(int argc, char** argv) {
     outbox_subcommands.push_back(sub);
   }
 
+  auto* plugin = app.add_subcommand("plugin", "Plugin authoring");
+  plugin->require_subcommand(1);
+  std::string new_plugin_name;
+  std::string new_plugin_dir;
+  auto* plugin_new = plugin->add_subcommand(
+      "new", "Write a new plugin project (CMake, handler, harness unit test, README) into DIR");
+  plugin_new->add_option("NAME", new_plugin_name, "Plugin name: lowercase letters, digits, '_'")
+      ->required();
+  plugin_new->add_option("DIR", new_plugin_dir, "Directory to create (default: ./NAME)");
+
+  ConfigOptions plugins_config;
+  auto* plugins = app.add_subcommand(
+      "plugins",
+      "List each worker's plugin (file, name, version, ABI, fingerprint) and whether "
+      "it would load; exit 2 if one would not");
+  add_config_options(*plugins, plugins_config);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -154,6 +175,10 @@ int main(int argc, char** argv) {
       outbox_options.action = OutboxAction::retry_dead;
     return outbox_command(outbox_config, outbox_options);
   }
+  if (*plugin_new)
+    return plugin_new_command(new_plugin_name, new_plugin_dir);
+  if (*plugins)
+    return plugins_command(plugins_config);
   if (*version) {
     std::cout << "warren " << WARREN_VERSION << " (plugin ABI " << WARREN_ABI_MAJOR << "."
               << WARREN_ABI_MINOR << ")\n";

@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/systemd_notify.h"
 #include "cli/transport_factory.h"
 #include "config/config_loader.h"
 #include "observability/health.h"
@@ -66,6 +67,11 @@ int run_command(const ConfigOptions& options) {
   outbox::OutboxServices outbox_services(*config, metrics, health);
   outbox_services.attach_inbox_stores(host);
   outbox_services.start_relays();
+
+  // Under systemd (Type=notify units): READY=1 once consuming, STOPPING=1 when a stop begins.
+  std::optional<ServiceStatusReporter> systemd_status;
+  if (auto notifier = SystemdNotifier::from_environment())
+    systemd_status.emplace(std::move(*notifier), shutdown, [&host] { return host.ready(); });
 
   bool all_settled = false;
   try {
