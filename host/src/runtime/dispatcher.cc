@@ -4,6 +4,7 @@
 #include "observability/log.h"
 #include "runtime/ids.h"
 #include "runtime/message_context.h"
+#include "runtime/trace_context.h"
 
 namespace warren::runtime {
 namespace {
@@ -89,21 +90,23 @@ void Dispatcher::run_thread(std::shared_ptr<observability::LoopHeartbeat> heartb
 
 void Dispatcher::process(std::unique_ptr<Delivery> delivery) {
   const InboundMessage& message = delivery->message();
+  // First, so that every line logged about the message carries its trace id.
+  MessageContext context(message, worker_, publisher_, stop_requested_);
+  const std::string& trace_id = context.trace().trace_id;
   if (delivery->stale()) {
     // Its channel is gone: the broker redelivers it; running the handler would only duplicate.
-    settle(*delivery, Settlement::requeue());
+    settle(*delivery, Settlement::requeue(), trace_id);
     return;
   }
-  if (already_processed(message)) {
+  if (already_processed(message, trace_id)) {
     metrics_.duplicates->Increment();
     observability::log(observability::LogLevel::info,
-                       {options_.worker, message.message_id, message.attempt, {}},
+                       {options_.worker, message.message_id, message.attempt, trace_id},
                        "duplicate message: already processed, acked without calling the handler");
-    settle(*delivery, Settlement::ack());
+    settle(*delivery, Settlement::ack(), trace_id);
     return;
   }
 
-  MessageContext context(message, worker_, publisher_, stop_requested_);
   warren_message view{};
   view.struct_size = sizeof(view);
   view.body = abi(message.body);
@@ -127,8 +130,7 @@ void Dispatcher::process(std::unique_ptr<Delivery> delivery) {
     const HandlerResult result = context.result();
     RetryDecision decision = decide(options_.retry, result, attempt, random_unit());
     if (result.kind != HandlerResult::Kind::ack) {
-      const observability::LogFields fields{options_.worker, message.message_id, attempt,
-                                            context.trace().trace_id};
+      const observability::LogFields fields{options_.worker, message.message_id, attempt, trace_id};
       const bool final = decision.settlement.kind == Settlement::Kind::dead_letter;
       std::string text = final ? "dead-lettering: " : "will retry: ";
       text += result.reason.empty() ? "the handler asked for a retry" : result.reason;
@@ -154,38 +156,41 @@ void Dispatcher::process(std::unique_ptr<Delivery> delivery) {
   settlement.worker = options_.worker;
   settlement.attempt = attempt;
   if (settlement.kind == Settlement::Kind::ack)
-    remember_processed(message);
-  settle(*delivery, settlement);
+    remember_processed(message, trace_id);
+  settle(*delivery, settlement, trace_id);
 }
 
-bool Dispatcher::already_processed(const InboundMessage& message) noexcept {
+bool Dispatcher::already_processed(const InboundMessage& message,
+                                   std::string_view trace_id) noexcept {
   if (duplicate_filter_ == nullptr || message.message_id.empty())
     return false;
   try {
     return duplicate_filter_->seen(message);
   } catch (const std::exception& e) {
     observability::log(observability::LogLevel::warn,
-                       {options_.worker, message.message_id, message.attempt, {}},
+                       {options_.worker, message.message_id, message.attempt, trace_id},
                        std::string("cannot check the processed-message store (") + e.what() +
                            "); handling the message anyway");
     return false;
   }
 }
 
-void Dispatcher::remember_processed(const InboundMessage& message) noexcept {
+void Dispatcher::remember_processed(const InboundMessage& message,
+                                    std::string_view trace_id) noexcept {
   if (duplicate_filter_ == nullptr || message.message_id.empty())
     return;
   try {
     duplicate_filter_->remember(message);
   } catch (const std::exception& e) {
     observability::log(observability::LogLevel::warn,
-                       {options_.worker, message.message_id, message.attempt, {}},
+                       {options_.worker, message.message_id, message.attempt, trace_id},
                        std::string("cannot record the message as processed (") + e.what() +
                            "); acking it anyway: a redelivery would run the handler again");
   }
 }
 
-void Dispatcher::settle(Delivery& delivery, const Settlement& settlement) noexcept {
+void Dispatcher::settle(Delivery& delivery, const Settlement& settlement,
+                        std::string_view trace_id) noexcept {
   try {
     delivery.settle(settlement);
     switch (settlement.kind) {
@@ -203,9 +208,13 @@ void Dispatcher::settle(Delivery& delivery, const Settlement& settlement) noexce
         break;
     }
   } catch (const std::exception& e) {
+    // A message settled without being handled (drain, requeue) has no context: read its trace.
+    const std::string own_trace_id =
+        trace_id.empty() ? TraceContext::from_headers(delivery.message().headers).trace_id
+                         : std::string(trace_id);
     observability::log(
         observability::LogLevel::error,
-        {options_.worker, delivery.message().message_id, settlement.attempt, {}},
+        {options_.worker, delivery.message().message_id, settlement.attempt, own_trace_id},
         std::string("could not ") + to_string(settlement.kind) +
             " the message; it stays unacked and the broker will redeliver it: " + e.what());
   }

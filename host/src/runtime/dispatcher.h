@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -74,10 +75,12 @@ class Dispatcher final : public DeliverySink {
  private:
   void run_thread(std::shared_ptr<observability::LoopHeartbeat> heartbeat);
   void process(std::unique_ptr<Delivery> delivery);
-  void settle(Delivery& delivery, const Settlement& settlement) noexcept;
+  // trace_id: for the log line if settling fails (empty: read from the message's headers).
+  void settle(Delivery& delivery, const Settlement& settlement,
+              std::string_view trace_id = {}) noexcept;
   void count_exception(std::uint32_t error_kind) noexcept;
-  bool already_processed(const InboundMessage& message) noexcept;
-  void remember_processed(const InboundMessage& message) noexcept;
+  bool already_processed(const InboundMessage& message, std::string_view trace_id) noexcept;
+  void remember_processed(const InboundMessage& message, std::string_view trace_id) noexcept;
 
   const DispatcherOptions options_;
   const plugin::HandlerInstance& handler_;

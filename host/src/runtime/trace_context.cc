@@ -17,13 +17,23 @@ bool all_zero(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return c == '0'; });
 }
 
+// Version 00 is exactly 55 characters; a later version may append fields after a '-', which a
+// version-00 reader ignores (W3C trace context, "Versioning of traceparent").
+bool has_valid_length(std::string_view traceparent) {
+  if (traceparent.size() < 55)
+    return false;
+  if (traceparent.substr(0, 2) == "00")
+    return traceparent.size() == 55;
+  return traceparent.size() == 55 || traceparent[55] == '-';
+}
+
 }  // namespace
 
 TraceContext TraceContext::from_headers(const TextHeaders& headers) {
   TraceContext context;
   const auto parent = find_header(headers, "traceparent");
   // 2 + 1 + 32 + 1 + 16 + 1 + 2 = 55 characters for version 00.
-  if (parent && parent->size() >= 55 && (*parent)[2] == '-' && (*parent)[35] == '-' &&
+  if (parent && has_valid_length(*parent) && (*parent)[2] == '-' && (*parent)[35] == '-' &&
       (*parent)[52] == '-') {
     const std::string_view version = parent->substr(0, 2);
     const std::string_view trace = parent->substr(3, 32);

@@ -12,6 +12,7 @@
 
 #include "fake_delivery.h"
 #include "in_process_plugin.h"
+#include "observability/log.h"
 #include "observability/metrics.h"
 #include "runtime/in_memory_transport.h"
 
@@ -325,6 +326,46 @@ TEST(Dispatcher, StaleDelivery_IsNotHandled) {
   ASSERT_TRUE(log.wait_for_count(1, 5s));
   EXPECT_EQ(log.entries()[0].second.kind, Settlement::Kind::requeue);
   EXPECT_EQ(g_chaos.calls.load(), calls_before);
+  EXPECT_TRUE(dispatcher.drain(std::chrono::steady_clock::now() + 5s));
+}
+
+// ---- Logs: a line about a message carries its trace id, even when the handler is not called.
+class EverythingSeen final : public DuplicateFilter {
+ public:
+  bool seen(const InboundMessage&) override { return true; }
+  void remember(const InboundMessage&) override {}
+};
+
+TEST(Dispatcher, DuplicateMessage_IsAckedAndItsLogLineCarriesTheMessagesTraceId) {
+  observability::Metrics metrics;
+  WorkerContext worker("dedup", "chaos", {}, metrics);
+  const plugin::HandlerInstance handler(InProcessPlugin::of<Chaos>("chaos"), worker);
+  DispatcherOptions options;
+  options.worker = "dedup";
+  Dispatcher dispatcher(options, handler, worker, nullptr, metrics.worker("dedup", "q"), nullptr);
+  EverythingSeen filter;
+  dispatcher.set_duplicate_filter(&filter);
+  dispatcher.start();
+  SettlementLog log;
+  InboundMessage message;
+  message.message_id = "dup-1";
+  message.attempt = 2;
+  message.headers = {{"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}};
+
+  observability::configure_logging("info", observability::LogFormat::json);
+  ::testing::internal::CaptureStderr();
+  dispatcher.deliver(std::make_unique<FakeDelivery>(message, log));
+  const bool settled = log.wait_for_count(1, 5s);
+  const std::string output = ::testing::internal::GetCapturedStderr();
+  observability::configure_logging("info", observability::LogFormat::text);
+
+  ASSERT_TRUE(settled);
+  EXPECT_EQ(log.entries()[0].second.kind, Settlement::Kind::ack);
+  EXPECT_NE(output.find(R"("message":"duplicate message)"), std::string::npos) << output;
+  EXPECT_NE(output.find(R"("worker":"dedup","message_id":"dup-1","attempt":2,)"
+                        R"("trace_id":"4bf92f3577b34da6a3ce929d0e0e4736")"),
+            std::string::npos)
+      << output;
   EXPECT_TRUE(dispatcher.drain(std::chrono::steady_clock::now() + 5s));
 }
 
