@@ -1,0 +1,306 @@
+"""The .deb packages, for real, on this machine (issue 6): `cpack -G DEB` in the build tree makes
+warren_<version>_<arch>.deb and warren-dev_<version>_<arch>.deb; `dpkg -i` installs the host, its
+conffile, the plugin directory, the `warren` user and the systemd units (which `systemd-analyze`
+verifies and rates); the plugin template builds out of tree against the installed warren-dev (its
+harness tests pass) and the installed /usr/bin/warren runs it against the test broker; `warren
+plugin new` makes a project that builds; `dpkg -r` leaves no process and nothing but the conffile;
+`dpkg -P` leaves nothing at all.
+
+It installs into /usr and /etc, so it runs only as root and only when asked: scripts/test's
+Packaging step sets WARREN_PACKAGE_TESTS=1. It refuses to run when warren or warren-dev is already
+installed (it would remove them), and purges what it installed even when a step fails. The tests
+below run in order and share the installation."""
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import urllib.parse
+from pathlib import Path
+from typing import Dict, List, Set
+
+import pytest
+
+from warren_testkit import WarrenProcess, env, unique_name, wait_until
+
+PACKAGES = ("warren", "warren-dev")
+WARREN = "/usr/bin/warren"
+# Where a package could leave something. /var/lib/dpkg is dpkg's own database (checked apart).
+WATCHED_ROOTS = ("/usr", "/etc", "/var/lib", "/lib", "/opt", "/srv")
+IGNORED_PREFIXES = ("/var/lib/dpkg", "/var/lib/apt", "/var/lib/systemd/deb-systemd-helper")
+# Written by useradd/userdel and left by any account change: backups and locks of the account
+# databases, not files of ours.
+ACCOUNT_FILES = {"/etc/passwd-", "/etc/group-", "/etc/shadow-", "/etc/gshadow-", "/etc/.pwd.lock",
+                 "/etc/subuid-", "/etc/subgid-"}
+MAX_EXPOSURE = 2.5
+
+
+def run(*command: str, cwd=None, env_overrides: Dict[str, str] = None,
+        timeout: float = 600) -> subprocess.CompletedProcess:
+    environment = {**os.environ, **(env_overrides or {})}
+    return subprocess.run(list(command), cwd=cwd, env=environment, capture_output=True, text=True,
+                          timeout=timeout, check=False)
+
+
+def ok(*command: str, **kwargs) -> subprocess.CompletedProcess:
+    result = run(*command, **kwargs)
+    assert result.returncode == 0, (f"`{' '.join(command)}` exited {result.returncode}:\n"
+                                    f"{result.stdout}\n{result.stderr}")
+    return result
+
+
+def installed(package: str) -> bool:
+    status = run("dpkg-query", "-W", "-f=${db:Status-Status}", package)
+    return status.returncode == 0 and status.stdout.strip() not in ("", "not-installed")
+
+
+def snapshot() -> Set[str]:
+    """Every path under the watched roots (not following symlinks, one file system each)."""
+    paths: Set[str] = set()
+    for root in WATCHED_ROOTS:
+        if not os.path.isdir(root) or os.path.islink(root):
+            continue  # /lib is a symlink to /usr/lib on merged-/usr systems
+        device = os.lstat(root).st_dev
+        for directory, subdirs, files in os.walk(root):
+            subdirs[:] = [d for d in subdirs
+                          if not os.path.join(directory, d).startswith(IGNORED_PREFIXES)
+                          and os.lstat(os.path.join(directory, d)).st_dev == device]
+            paths.add(directory)
+            paths.update(os.path.join(directory, f) for f in files)
+    return paths - ACCOUNT_FILES
+
+
+def warren_processes() -> List[str]:
+    """Processes running the installed binary (also after it was deleted)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.readlink(f"/proc/{pid}/exe").startswith(WARREN):
+                found.append(pid)
+        except OSError:
+            continue  # gone, or a kernel thread
+    return found
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def uri_without_password() -> str:
+    parts = urllib.parse.urlsplit(env("WARREN_TEST_AMQP_URI"))
+    return f"{parts.scheme}://{parts.username or 'guest'}@{parts.hostname}:{parts.port}/"
+
+
+def broker_password() -> str:
+    return urllib.parse.urlsplit(env("WARREN_TEST_AMQP_URI")).password or "guest"
+
+
+def cmake_build(source: Path, build: Path) -> None:
+    """Configures, builds and tests SOURCE as a plugin author would, finding Warren where the
+    package put it: no CMAKE_PREFIX_PATH or Warren_DIR from this environment."""
+    clean = {k: "" for k in ("CMAKE_PREFIX_PATH", "Warren_DIR", "CMAKE_MODULE_PATH")}
+    generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+    ok("cmake", "-S", str(source), "-B", str(build), *generator, env_overrides=clean)
+    ok("cmake", "--build", str(build), "-j", str(os.cpu_count() or 2), env_overrides=clean)
+    ok("ctest", "--test-dir", str(build), "--output-on-failure")
+
+
+# -- the shared installation ----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def packages(tmp_path_factory) -> Dict[str, Path]:
+    """Builds both packages, snapshots the machine, installs them; purges them at the end."""
+    if os.environ.get("WARREN_PACKAGE_TESTS") != "1":
+        pytest.skip("installs .deb packages into this machine, so it runs only from scripts/test's "
+                    "Packaging step: WARREN_PACKAGE_TESTS=1 is not set")
+    if os.geteuid() != 0:
+        pytest.fail("the Packaging step needs root (dpkg -i); scripts/test skips it otherwise",
+                    pytrace=False)
+    already = [p for p in PACKAGES if installed(p)]
+    if already:
+        pytest.fail(f"{', '.join(already)} already installed on this machine: this test would "
+                    f"remove it; `dpkg -P {' '.join(already)}` first, or skip the Packaging step",
+                    pytrace=False)
+
+    out = tmp_path_factory.mktemp("debs")
+    ok("cpack", "-G", "DEB", "-B", str(out), cwd=env("WARREN_BUILD_DIR"))
+    arch = ok("dpkg", "--print-architecture").stdout.strip()
+    version = env("WARREN_VERSION")
+    debs = {p: out / f"{p}_{version}_{arch}.deb" for p in PACKAGES}
+    state = {"before": snapshot(), **debs}
+    try:
+        ok("dpkg", "-i", str(debs["warren"]), str(debs["warren-dev"]))
+        yield state
+    finally:
+        # Whatever happened: nothing of ours stays on the machine.
+        for pid in warren_processes():
+            os.kill(int(pid), signal.SIGKILL)
+        present = [p for p in reversed(PACKAGES) if installed(p)]
+        if present:
+            run("dpkg", "--purge", *present)
+
+
+# -- the tests, in order --------------------------------------------------------------------------
+def test_Packages_AreNamedAfterPackageVersionAndArchitecture(packages):
+    for package in PACKAGES:
+        deb = packages[package]
+        assert deb.is_file(), f"cpack did not make {deb.name}: {sorted(p.name for p in deb.parent.iterdir())}"
+        assert ok("dpkg-deb", "-f", str(deb), "Package").stdout.strip() == package
+    assert ok("dpkg-deb", "-f", str(packages["warren-dev"]), "Depends").stdout.strip() == \
+        f"warren (= {env('WARREN_VERSION')})"
+
+
+def test_Warren_InstallsBinaryConffilePluginsUserStateDirAndUnits(packages):
+    assert ok(WARREN, "version").stdout.startswith(f"warren {env('WARREN_VERSION')} ")
+    conffiles = ok("dpkg-query", "-W", "-f=${Conffiles}", "warren").stdout
+    assert "/etc/warren/warren.toml" in conffiles
+
+    plugin_dir = Path("/usr/lib/warren/plugins")
+    for path in (plugin_dir, *plugin_dir.iterdir()):
+        info = path.stat()
+        assert (info.st_uid, info.st_gid) == (0, 0), f"{path} is not root-owned"
+        assert info.st_mode & 0o022 == 0, f"{path} is writable by group or others"
+    assert sorted(p.name for p in plugin_dir.iterdir()) == ["liborder_email.so",
+                                                            "libsales_ranking.so"]
+
+    user = ok("getent", "passwd", "warren").stdout.strip().split(":")
+    assert int(user[2]) < 1000 and user[6] == "/usr/sbin/nologin", user
+    for directory in ("/var/lib/warren", "/var/lib/warren/emails"):  # emails: conf's mail spool
+        state = Path(directory).stat()
+        assert state.st_uid == int(user[2]) and state.st_mode & 0o777 == 0o750, directory
+    for unit in ("warren.service", "warren@.service"):
+        assert Path("/lib/systemd/system", unit).is_file()
+
+
+def test_PackagedConfig_PassesCheckAsTheWarrenUserWithACredentialFile(packages):
+    # As the unit runs it: user warren, the password from a file (systemd's credential directory)
+    # given with --broker-password-file, a state directory of its own laid out like
+    # /var/lib/warren (which stays untouched: state there would rightly survive dpkg -r).
+    scratch = Path(tempfile.mkdtemp(prefix="warren-service-"))
+    try:
+        scratch.chmod(0o755)
+        (scratch / "broker-password").write_text("guest\n")
+        (scratch / "broker-password").chmod(0o644)
+        (scratch / "state" / "emails").mkdir(parents=True)
+        shutil.chown(scratch / "state", "warren", "warren")
+        shutil.chown(scratch / "state" / "emails", "warren", "warren")
+
+        result = ok("runuser", "-u", "warren", "--", "env", f"WARREN_STATE_DIR={scratch / 'state'}",
+                    WARREN, "check", "-c", "/etc/warren/warren.toml",
+                    f"--broker-password-file={scratch / 'broker-password'}")
+        plugins = ok(WARREN, "plugins", "-c", "/etc/warren/warren.toml")
+    finally:
+        shutil.rmtree(scratch)
+
+    assert "OK" in result.stdout
+    assert plugins.stdout.count("  loads        yes") == 2, plugins.stdout
+
+
+def test_SystemdUnits_VerifyCleanAndExposureAtMost2_5(packages, capsys):
+    scores = {}
+    for unit in ("/lib/systemd/system/warren.service", "warren@orders.service"):
+        verify = run("systemd-analyze", "verify", unit)
+        assert verify.returncode == 0 and verify.stdout + verify.stderr == "", \
+            f"systemd-analyze verify {unit}:\n{verify.stdout}{verify.stderr}"
+        security = ok("systemd-analyze", "security", "--offline=true", "--no-pager", unit)
+        found = re.search(r"Overall exposure level for \S+: (\d+\.\d+)", security.stdout)
+        assert found, security.stdout
+        scores[unit] = float(found.group(1))
+    with capsys.disabled():
+        print(f"\nsystemd-analyze security --offline=true exposure: {scores}")
+    assert all(score <= MAX_EXPOSURE for score in scores.values()), scores
+
+
+@pytest.fixture(scope="module")
+def template_build(packages, tmp_path_factory) -> Path:
+    """packaging/templates/plugin/, copied and built out of tree against the installed package."""
+    project = tmp_path_factory.mktemp("template") / "my_plugin"
+    shutil.copytree(Path(env("WARREN_SOURCE_DIR")) / "packaging" / "templates" / "plugin", project,
+                    ignore=shutil.ignore_patterns("build*"))
+    cmake_build(project, project / "build")
+    return project / "build"
+
+
+def test_TemplatePlugin_BuildsOutOfTreeAgainstWarrenDevAndItsHarnessTestsPass(template_build):
+    plugin = template_build / "plugins" / "libmy_plugin.so"
+    assert plugin.is_file()
+    exported = ok("nm", "-D", "--defined-only", str(plugin)).stdout.split()
+    assert [s for s in exported if not re.fullmatch(r"[0-9a-f]+|[A-Za-z]", s)] == \
+        ["warren_plugin_entry"], "hidden visibility: only the entry point is exported"
+    listing = ok(WARREN, "plugins", "-c",
+                 str(template_build.parent / "conf" / "my_plugin.toml"),
+                 "--plugin-dir", str(template_build / "plugins")).stdout
+    assert "  name         my_plugin\n" in listing and "  loads        yes" in listing, listing
+    assert "(differs from the host's)" not in listing, listing
+
+
+def test_TemplatePlugin_RunsWithTheInstalledHostAndHandlesAMessage(template_build, broker,
+                                                                     monkeypatch):
+    monkeypatch.setenv("WARREN_BIN", WARREN)
+    queue = unique_name("pkg-template")
+    port = free_port()
+    config = f"""
+[host]
+name = "{queue}"
+shutdown_timeout = "10s"
+[metrics]
+listen = "127.0.0.1:{port}"
+[broker]
+uri = "{uri_without_password()}"
+[[queues]]
+name = "{queue}"
+type = "quorum"
+allow_message_loss = true
+[[workers]]
+name = "my_plugin"
+plugin = "my_plugin"
+queue = "{queue}"
+"""
+    process = WarrenProcess(config, plugin_dir=str(template_build / "plugins"),
+                            env_overrides={"WARREN_BROKER_PASSWORD": broker_password()})
+    try:
+        process.start()
+        process.wait_ready(timeout=60)
+        message_id = broker.publish("", queue, "hello from the package test")
+
+        process.wait_for_log(rf"handled message {message_id} \(27 bytes, routing key {queue}\)",
+                             timeout=30)
+        wait_until(lambda: broker.queue_counts(queue) == (0, 0), timeout=30,
+                   what=lambda: f"{queue} empty and acked, now {broker.queue_counts(queue)}")
+        assert process.terminate(timeout=30) == 0, process.describe()
+    finally:
+        process.cleanup()
+        broker.delete_queue(queue)
+
+
+def test_PluginNew_WithTheInstalledBinary_MakesAProjectThatBuildsAndPassesItsTests(
+        packages, tmp_path):
+    project = tmp_path / "demo"
+
+    ok(WARREN, "plugin", "new", "demo", str(project))
+    cmake_build(project, project / "build")
+
+    assert (project / "build" / "plugins" / "libdemo.so").is_file()
+
+
+def test_Remove_LeavesOnlyTheConffileAndNoProcess_PurgeLeavesNothing(packages):
+    before = packages["before"]
+
+    ok("dpkg", "--remove", "warren-dev", "warren")
+    after_remove = snapshot()
+    assert warren_processes() == [], "a warren process survived dpkg -r"
+    assert sorted(after_remove - before) == ["/etc/warren", "/etc/warren/warren.toml"], \
+        "dpkg -r left more than the conffile"
+    assert sorted(before - after_remove) == [], "dpkg -r removed something that was not ours"
+
+    ok("dpkg", "--purge", "warren")
+    after_purge = snapshot()
+    assert sorted(after_purge ^ before) == [], "dpkg -P left (or removed) files"
+    assert run("getent", "passwd", "warren").returncode != 0, "the warren user is still there"
+    assert run("getent", "group", "warren").returncode != 0, "the warren group is still there"
+    assert not [p for p in os.listdir("/var/lib/dpkg/info") if p.startswith("warren")]
+    assert not any(installed(p) for p in PACKAGES)
