@@ -194,6 +194,9 @@ void RabbitMqTransport::retry_later(const Delivery& delivery,
   set_header_if_absent(retry.headers, "x-warren-original-exchange", original.exchange);
   set_header_if_absent(retry.headers, "x-warren-original-routing-key", original.routing_key);
   set_header_if_absent(retry.headers, "x-warren-first-failed-at", utc_now());
+  for (const auto& [name, value] : settlement.headers_if_absent) {
+    set_header_if_absent(retry.headers, name, value);
+  }
   if (!settlement.reason.empty()) {
     set_header(retry.headers, "x-warren-last-error", truncated(settlement.reason, kMaxErrorHeader));
   }
@@ -244,6 +247,9 @@ void RabbitMqTransport::dead_letter(const Delivery& delivery,
   set_header_if_absent(dead.headers, "x-warren-original-routing-key", original.routing_key);
   set_header_if_absent(dead.headers, "x-warren-first-failed-at", now);
   set_header(dead.headers, "x-warren-dead-lettered-at", now);
+  for (const auto& [name, value] : settlement.headers_if_absent) {
+    set_header_if_absent(dead.headers, name, value);
+  }
   try {
     publisher_->publish(dead);
   } catch (const runtime::PublishError& e) {

@@ -155,6 +155,10 @@ void Dispatcher::process(std::unique_ptr<Delivery> delivery) {
   }
   settlement.worker = options_.worker;
   settlement.attempt = attempt;
+  if (!find_header(message.headers, "traceparent")) {
+    // Keep the trace the host started for this message across its retries and dead-lettering.
+    settlement.headers_if_absent.emplace_back("traceparent", context.trace().child_traceparent());
+  }
   if (settlement.kind == Settlement::Kind::ack)
     remember_processed(message, trace_id);
   settle(*delivery, settlement, trace_id);

@@ -224,6 +224,10 @@ void InMemoryTransport::settle(Consumer& consumer, InboundMessage message,
       auto& headers = message.headers;
       std::erase_if(headers, [](const auto& h) { return h.first == "x-warren-attempt"; });
       headers.emplace_back("x-warren-attempt", std::to_string(settlement.next_attempt));
+      for (const auto& [name, value] : settlement.headers_if_absent) {
+        if (!find_header(headers, name))
+          headers.emplace_back(name, value);
+      }
       timers_.push_back(Timer{std::chrono::steady_clock::now() + settlement.delay,
                               consumer.queue->name, std::move(message)});
       changed_.notify_all();

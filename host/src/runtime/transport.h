@@ -60,6 +60,9 @@ struct Settlement {
   std::string reason;         // dead_letter: "type: what" (x-warren-error)
   std::string worker;         // x-warren-worker
   std::uint32_t attempt = 1;  // the attempt that produced this settlement
+  // Headers a republished copy (retry_later, dead_letter) carries when the message lacks them:
+  // the trace context the host generated for a message that came without one.
+  TextHeaders headers_if_absent;
 
   static Settlement ack() { return Settlement{}; }
   static Settlement requeue() {

@@ -369,5 +369,54 @@ TEST(Dispatcher, DuplicateMessage_IsAckedAndItsLogLineCarriesTheMessagesTraceId)
   EXPECT_TRUE(dispatcher.drain(std::chrono::steady_clock::now() + 5s));
 }
 
+// ---- A message that arrived without a trace keeps the trace the host started for it.
+std::vector<std::string> g_traceparents;
+std::mutex g_traceparents_mutex;
+
+class FailTwice final : public warren::Handler {
+ public:
+  explicit FailTwice(warren::PluginContext&) {}
+  warren::Outcome handle(const warren::Message& msg, warren::Context&) override {
+    {
+      std::lock_guard lock(g_traceparents_mutex);
+      g_traceparents.push_back(msg.header("traceparent").value_or(""));
+    }
+    if (msg.attempt() < 3)
+      throw std::runtime_error("not yet");
+    return warren::Outcome::ack();
+  }
+};
+
+TEST(Dispatcher, UntracedMessage_KeepsTheHostsTraceAcrossRetries) {
+  const config::Config config = chaos_config();
+  InMemoryTransport transport(config, 5s);
+  observability::Metrics metrics;
+  WorkerContext worker("trace", "trace", {}, metrics);
+  const plugin::HandlerInstance handler(InProcessPlugin::of<FailTwice>("trace"), worker);
+  DispatcherOptions options;
+  options.worker = "trace";
+  options.queue = "work";
+  options.retry.backoff = config::RetryPolicy::Backoff::none;
+  const auto worker_metrics = metrics.worker("trace", "work");
+  Dispatcher dispatcher(options, handler, worker, &transport, worker_metrics, nullptr);
+  dispatcher.start();
+  transport.start({Subscription{"trace", "work", options.prefetch, &dispatcher, ""}});
+  InboundMessage message;
+  message.message_id = "untraced";
+  transport.enqueue("work", std::move(message));
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (value(worker_metrics.settled_ack) < 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(5ms);  // polling a condition, bounded by the deadline
+  }
+  transport.stop_consuming();
+  ASSERT_TRUE(dispatcher.drain(std::chrono::steady_clock::now() + 5s));
+  std::lock_guard lock(g_traceparents_mutex);
+  ASSERT_EQ(g_traceparents.size(), 3u);
+  EXPECT_EQ(g_traceparents[0], "");
+  ASSERT_EQ(g_traceparents[1].size(), 55u);
+  // The second retry carries the same header: one trace id for the message's whole life.
+  EXPECT_EQ(g_traceparents[2].substr(3, 32), g_traceparents[1].substr(3, 32));
+}
+
 }  // namespace
 }  // namespace warren::runtime
