@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Dict, List, Set
 
 import pytest
+import requests
 
 from warren_testkit import WarrenProcess, env, unique_name, wait_until
 
@@ -275,6 +276,97 @@ queue = "{queue}"
     finally:
         process.cleanup()
         broker.delete_queue(queue)
+
+
+def unit_syscall_filter(unit: Path) -> Set[str]:
+    """The syscalls UNIT's SystemCallFilter= lines allow, groups expanded by systemd-analyze."""
+    def expand(names: List[str]) -> Set[str]:
+        found: Set[str] = set()
+        for name in names:
+            if not name.startswith("@"):
+                found.add(name)
+                continue
+            listing = ok("systemd-analyze", "syscall-filter", "--no-pager", name).stdout
+            members = [line.strip() for line in listing.splitlines()[1:]
+                       if line.strip() and not line.strip().startswith("#")]
+            found |= expand(members)
+        return found
+
+    allowed: Set[str] = set()
+    denied: Set[str] = set()
+    for line in unit.read_text().splitlines():
+        if line.startswith("SystemCallFilter="):
+            value = line.split("=", 1)[1].split()
+            if value[0].startswith("~"):
+                denied |= expand([value[0][1:], *value[1:]])
+            else:
+                allowed |= expand(value)
+    return allowed - denied
+
+
+def test_InstalledHost_RunningAPlugin_UsesOnlySyscallsTheUnitsFilterAllows(template_build, broker,
+                                                                          tmp_path):
+    # No systemd runs here to enforce the unit's seccomp filter, so trace a whole run instead:
+    # start, consume, handle, publish, graceful stop.
+    if not shutil.which("strace"):
+        pytest.fail("strace is missing (scripts/bootstrap installs it)", pytrace=False)
+    queue = unique_name("pkg-syscalls")
+    port = free_port()
+    config = tmp_path / "warren.toml"
+    config.write_text(f"""
+[host]
+name = "{queue}"
+shutdown_timeout = "10s"
+[metrics]
+listen = "127.0.0.1:{port}"
+[broker]
+uri = "{uri_without_password()}"
+[[queues]]
+name = "{queue}"
+type = "classic"
+durable = false
+[[workers]]
+name = "my_plugin"
+plugin = "my_plugin"
+queue = "{queue}"
+""")
+    password = tmp_path / "broker-password"
+    password.write_text(broker_password())
+    trace, log = tmp_path / "trace", tmp_path / "log"
+    with open(log, "wb") as output:
+        tracer = subprocess.Popen(["strace", "-f", "-qq", "-o", str(trace), WARREN, "run", "-c",
+                                   str(config), "--plugin-dir", str(template_build / "plugins"),
+                                   f"--broker-password-file={password}"],
+                                  stdout=output, stderr=subprocess.STDOUT)
+    try:
+        def host_pid():
+            if tracer.poll() is not None:
+                if "PTRACE" in log.read_text(errors="replace"):
+                    pytest.skip(f"ptrace is not permitted here: {log.read_text()}")
+                raise AssertionError(f"warren under strace exited: {log.read_text()}")
+            children = Path(f"/proc/{tracer.pid}/task/{tracer.pid}/children").read_text().split()
+            return int(children[0]) if children else None
+
+        pid = wait_until(host_pid, timeout=30, what="warren started under strace")
+        wait_until(lambda: requests.get(f"http://127.0.0.1:{port}/readyz", timeout=1).ok,
+                   timeout=60, what=lambda: f"/readyz of the traced host: {log.read_text()}",
+                   ignore=(requests.RequestException,))
+        message_id = broker.publish("", queue, "traced")
+        wait_until(lambda: f"handled message {message_id}" in log.read_text(), timeout=30,
+                   what=lambda: f"the traced message handled: {log.read_text()}")
+        os.kill(pid, signal.SIGTERM)
+        assert tracer.wait(timeout=60) == 0, log.read_text()
+    finally:
+        if tracer.poll() is None:
+            tracer.kill()
+            tracer.wait()
+        broker.delete_queue(queue)
+
+    used = set(re.findall(r"^\d+\s+(?:<\.\.\. )?([a-z0-9_]+)[( ]", trace.read_text(), re.M))
+    assert len(used) > 20, f"the trace looks empty: {sorted(used)}"
+    for unit in ("warren.service", "warren@.service"):
+        outside = used - unit_syscall_filter(Path("/lib/systemd/system") / unit)
+        assert not outside, f"{unit}'s SystemCallFilter would refuse {sorted(outside)} (EPERM)"
 
 
 def test_PluginNew_WithTheInstalledBinary_MakesAProjectThatBuildsAndPassesItsTests(
