@@ -11,6 +11,11 @@ What is where:
   testkit_warren    WarrenProcess (run, wait_for_log, wait_ready, terminate, kill9, logs), warren_cli()
   testkit_records   RecordFile, Record: what the `scripted` test plugin recorded
   testkit_services  pg_connect(), Prometheus
+  testkit_config    warren_config(), scripted_worker(), warren_options(): test warren.toml
+  testkit_traffic   publish_bulk() (thousands of messages fast), wait_for_ready(), Tally (lost,
+                    duplicated, unexpected ids)
+  testkit_broker_state  queue_definitions(), UnackedSampler, CloseConnectionsTrigger (in-node)
+  testkit_cleanup   the `created` fixture (queues/exchanges deleted after the test; import it)
 
 Fixtures: `broker` (a Broker; skips/fails without RabbitMQ), `warren` (a factory: warren(toml_text,
 **kwargs) starts a WarrenProcess; all are killed after the test and their logs printed if it
