@@ -58,6 +58,23 @@ std::string reply_text(const amqp_rpc_reply_t& reply) {
   return "unknown reply";
 }
 
+namespace {
+
+// RabbitMQ writes values as "the value 'quorum' of type 'longstr'" or "none": keep 'quorum',
+// and say what "none" means for the queue type.
+std::string plain_value(const std::string& value, const std::string& argument) {
+  static const std::regex typed(R"(the value (.*) of type '[^']*')");
+  std::smatch match;
+  if (std::regex_match(value, match, typed))
+    return match[1];
+  if (value == "none") {
+    return argument == "x-queue-type" ? "none (a classic queue)" : "none (not set)";
+  }
+  return value;
+}
+
+}  // namespace
+
 std::string explain_precondition_failed(std::string_view server_text) {
   static const std::regex inequivalent(
       R"(inequivalent arg '([^']+)' for (queue|exchange) '([^']*)' in vhost '([^']*)': )"
@@ -69,8 +86,8 @@ std::string explain_precondition_failed(std::string_view server_text) {
   const std::string argument = match[1];
   const std::string kind = match[2];
   const std::string name = match[3];
-  const std::string received = match[5];
-  const std::string current = match[6];
+  const std::string received = plain_value(match[5], argument);
+  const std::string current = plain_value(match[6], argument);
   const std::string how_to_delete = kind == "queue"
                                         ? "`rabbitmqctl delete_queue " + name + "`"
                                         : "`rabbitmqadmin delete exchange name=" + name + "`";

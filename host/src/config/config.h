@@ -69,7 +69,8 @@ struct BrokerConfig {
   Duration connect_timeout = std::chrono::seconds(10);
   Duration publish_timeout = std::chrono::seconds(10);
   Duration reconnect_initial = std::chrono::milliseconds(500);
-  Duration reconnect_max = std::chrono::seconds(30);
+  // Short enough that consumers are back within seconds of a broker restart.
+  Duration reconnect_max = std::chrono::seconds(10);
   TlsConfig tls;
 };
 

@@ -40,6 +40,14 @@ TEST(PreconditionFailed, InequivalentArgument_NamesQueueArgumentAndBothValues) {
   EXPECT_NE(text.find("rabbitmqctl delete_queue livraria.emails"), std::string::npos) << text;
 }
 
+TEST(PreconditionFailed, TypedAndMissingValues_AreShownPlainly) {
+  const std::string text = explain_precondition_failed(
+      "inequivalent arg 'x-queue-type' for queue 'q' in vhost '/': received the value 'quorum' "
+      "of type 'longstr' but current is none");
+  EXPECT_NE(text.find("x-queue-type = none (a classic queue)"), std::string::npos) << text;
+  EXPECT_NE(text.find("asks for 'quorum'."), std::string::npos) << text;
+}
+
 TEST(PreconditionFailed, OtherTexts_AreKept) {
   EXPECT_EQ(explain_precondition_failed("something else"), "something else");
 }

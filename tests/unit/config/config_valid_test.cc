@@ -297,7 +297,7 @@ transport = "memory"
   EXPECT_EQ(config.broker.connect_timeout, 10s);
   EXPECT_EQ(config.broker.publish_timeout, 10s);
   EXPECT_EQ(config.broker.reconnect_initial, 500ms);
-  EXPECT_EQ(config.broker.reconnect_max, 30s);
+  EXPECT_EQ(config.broker.reconnect_max, 10s);
   EXPECT_TRUE(config.exchanges.empty());
   EXPECT_TRUE(config.queues.empty());
   EXPECT_TRUE(config.workers.empty());
