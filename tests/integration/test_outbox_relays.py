@@ -175,6 +175,30 @@ def test_UnroutableRow_IsRetriedWithBackoffThenDeadAndNeverMarkedSent(schema, to
     assert collect_ids(queue, expect_at_least=1, idle_timeout=1) == {"unroutable-1": 1}
 
 
+def test_RowForAMissingExchange_DiesWithoutHoldingUpTheRowsBehindIt(schema, topology, warren,
+                                                                    tmp_path, broker):
+    exchange, queue = topology
+    text = relay_config(schema, exchange, max_attempts=3, poll_interval="50ms",
+                        backoff={"initial": "200ms", "max": "1s"})
+    config = tmp_path / "warren.toml"
+    config.write_text(text)
+    schema.init(config)
+    relay, _ = start_relay(warren, tmp_path, text)
+
+    # The broken row is the oldest: it is at the head of every claim until it is out of the way.
+    schema.query("SELECT warren_outbox_enqueue('no.such.exchange', 'pedido.registrado', "
+                 "convert_to('{}', 'UTF8'), '{}', 'to-nowhere')")
+    ids = insert_order_events(schema, 20, exchange=exchange)
+
+    wait_until(lambda: schema.status_counts() == {"sent": 20, "dead": 1}, 30,
+               what=lambda: f"20 rows sent and one dead ({schema.status_counts()})")
+    attempts, last_error = schema.query(
+        "SELECT attempts, last_error FROM warren_outbox WHERE message_id = 'to-nowhere'")[0]
+    assert attempts == 3
+    assert "no exchange 'no.such.exchange'" in last_error
+    assert set(collect_ids(queue, expect_at_least=20, idle_timeout=1)) == set(ids)
+
+
 def test_OutboxCommands_UnknownOutboxOrMissingTable_ExitWithAdvice(schema, topology, tmp_path):
     config = tmp_path / "warren.toml"
     config.write_text(relay_config(schema, topology[0]))

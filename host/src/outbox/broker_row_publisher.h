@@ -1,7 +1,8 @@
 // RowPublisher over a PublisherConnection of the relay's own (persistent, mandatory, confirms).
 // A nack, a basic.return or a timeout while connected is a failed attempt; a publish lost with the
 // connection, or timed out while the broker was unreachable or blocking publishers, was not
-// really attempted and does not count against the row.
+// really attempted and does not count against the row (except a publish to an exchange that does
+// not exist, which the broker answers by closing the channel: that one is the row's fault).
 #pragma once
 
 #include <memory>
