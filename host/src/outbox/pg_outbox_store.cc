@@ -25,10 +25,15 @@ PgConnection& PgOutboxStore::connection() {
   connect.dsn = options_.dsn;
   connect.application_name = "warren outbox relay " + options_.outbox;
   auto fresh = std::make_unique<PgConnection>(connect);
+  // enable_bitmapscan off: before the table has statistics (new, or after a burst that autovacuum
+  // has not analysed yet) the planner estimates a handful of pending rows and picks a bitmap scan
+  // that reads and sorts EVERY pending row for each claim (measured: 11-18 ms per claim at 20,000
+  // pending, a quarter of the throughput). The ordered scan of warren_outbox_pending_idx stops
+  // after `batch` rows whatever the statistics say. This session runs only the relay's queries.
   fresh->exec("SET idle_in_transaction_session_timeout = " +
               std::to_string(options_.idle_in_transaction_timeout.count()) +
               "; SET statement_timeout = " + std::to_string(options_.statement_timeout.count()) +
-              "; LISTEN warren_outbox");
+              "; SET enable_bitmapscan = off; LISTEN warren_outbox");
   observability::log_info("outbox '" + options_.outbox + "': connected to PostgreSQL (" +
                           fresh->describe() + "), listening on warren_outbox");
   connection_ = std::move(fresh);
