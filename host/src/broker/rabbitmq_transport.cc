@@ -1,28 +1,14 @@
 // See rabbitmq_transport.h.
 #include "broker/rabbitmq_transport.h"
 
-#include <ctime>
-
 #include "broker/delay_levels.h"
 #include "observability/log.h"
+#include "observability/timestamp.h"
 
 namespace warren::broker {
 namespace {
 
 constexpr std::size_t kMaxErrorHeader = 1024;
-
-std::string utc_now() {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
-  const auto millis =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char buffer[40];
-  const std::size_t length = std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%S", &tm);
-  std::snprintf(buffer + length, sizeof(buffer) - length, ".%03dZ", static_cast<int>(millis));
-  return buffer;
-}
 
 void set_header(runtime::TextHeaders& headers, const std::string& name, std::string value) {
   for (auto& [key, existing] : headers) {
@@ -193,7 +179,7 @@ void RabbitMqTransport::retry_later(const Delivery& delivery,
   set_header(retry.headers, "x-warren-attempt", std::to_string(settlement.next_attempt));
   set_header_if_absent(retry.headers, "x-warren-original-exchange", original.exchange);
   set_header_if_absent(retry.headers, "x-warren-original-routing-key", original.routing_key);
-  set_header_if_absent(retry.headers, "x-warren-first-failed-at", utc_now());
+  set_header_if_absent(retry.headers, "x-warren-first-failed-at", observability::utc_now_rfc3339());
   for (const auto& [name, value] : settlement.headers_if_absent) {
     set_header_if_absent(retry.headers, name, value);
   }
@@ -238,7 +224,7 @@ void RabbitMqTransport::dead_letter(const Delivery& delivery,
     if (!is_broker_death_header(header.first))
       dead.headers.push_back(header);
   }
-  const std::string now = utc_now();
+  const std::string now = observability::utc_now_rfc3339();
   set_header(dead.headers, "x-warren-error", truncated(settlement.reason, kMaxErrorHeader));
   set_header(dead.headers, "x-warren-attempt", std::to_string(settlement.attempt));
   set_header(dead.headers, "x-warren-worker", settlement.worker);

@@ -14,6 +14,7 @@
 
 #include "observability/json_escape.h"
 #include "observability/rate_limiter.h"
+#include "observability/timestamp.h"
 
 namespace warren::observability {
 namespace {
@@ -72,19 +73,6 @@ spdlog::logger& logger() {
   return *instance;
 }
 
-std::string utc_timestamp() {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(now);
-  const auto millis =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char buffer[40];
-  const std::size_t length = std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%S", &tm);
-  std::snprintf(buffer + length, sizeof(buffer) - length, ".%03dZ", static_cast<int>(millis));
-  return buffer;
-}
-
 std::string render_text(const LogFields& fields, std::string_view text) {
   std::string line;
   if (!fields.worker.empty()) {
@@ -133,8 +121,8 @@ bool log_enabled(LogLevel level) noexcept {
 }
 
 std::string render_json_line(LogLevel level, const LogFields& fields, std::string_view text) {
-  std::string line =
-      "{\"time\":\"" + utc_timestamp() + "\",\"level\":\"" + level_name(level) + "\",\"message\":";
+  std::string line = "{\"time\":\"" + utc_now_rfc3339() + "\",\"level\":\"" + level_name(level) +
+                     "\",\"message\":";
   append_json_string(line, text);
   if (!fields.worker.empty()) {
     line += ",\"worker\":";
