@@ -217,7 +217,7 @@ def metric_value(metrics_text: str, name: str, **labels: str) -> float:
 
 _CLAIMED = re.compile(r"lane (\d+): batch (\d+) claimed \d+ row\(s\), message ids (\S+)")
 _RECORDING = re.compile(r"lane (\d+): batch (\d+) confirmed (\d+), failed (\d+), not attempted (\d+)")
-_COMMITTED = re.compile(r"lane (\d+): batch (\d+) committed")
+_COMMITTED = re.compile(r"lane (\d+): batch (\d+) (?:committed|rolled back)")
 
 
 @dataclass
@@ -226,7 +226,7 @@ class RelayLog:
 
     claimed: Dict[tuple, List[str]] = field(default_factory=dict)   # (lane, batch) -> ids
     confirmed: Set[tuple] = field(default_factory=set)   # every publish answered
-    committed: Set[tuple] = field(default_factory=set)
+    committed: Set[tuple] = field(default_factory=set)   # committed, or nothing to record
 
     @classmethod
     def parse(cls, text: str) -> "RelayLog":

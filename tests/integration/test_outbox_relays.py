@@ -35,10 +35,11 @@ def topology(broker):
     broker.delete_exchange(exchange)
 
 
-def relay_config(schema, exchange, *, name="relay", metrics_port=None, **outbox):
-    settings = {"name": "orders", "dsn": schema.dsn, "exchange": exchange, "batch": 50,
+def relay_config(schema, exchange, *, host_name="relay", outbox_name="orders", metrics_port=None,
+                 **outbox):
+    settings = {"name": outbox_name, "dsn": schema.dsn, "exchange": exchange, "batch": 50,
                 "poll_interval": "200ms", **outbox}
-    return outbox_toml(name=name, exchanges=[{"name": exchange, "type": "topic"}],
+    return outbox_toml(name=host_name, exchanges=[{"name": exchange, "type": "topic"}],
                        outboxes=[settings], log_level="debug", metrics_port=metrics_port)
 
 
@@ -68,7 +69,7 @@ def test_ThreeRelaysOnOneTable_PublishEveryRowExactlyOnce(schema, topology, warr
     config = tmp_path / "warren.toml"
     config.write_text(relay_config(schema, exchange))
     schema.init(config)
-    relays = [start_relay(warren, tmp_path, relay_config(schema, exchange, name=f"relay-{i}",
+    relays = [start_relay(warren, tmp_path, relay_config(schema, exchange, host_name=f"relay-{i}",
                                                          batch=20), f"relay-{i}")[0]
               for i in range(3)]
 
@@ -197,6 +198,34 @@ def test_RowForAMissingExchange_DiesWithoutHoldingUpTheRowsBehindIt(schema, topo
     assert attempts == 3
     assert "no exchange 'no.such.exchange'" in last_error
     assert set(collect_ids(queue, expect_at_least=20, idle_timeout=1)) == set(ids)
+
+
+def test_PostgresConnectionsKilledWhileRelaying_RelayReconnectsAndLosesNothing(schema, topology,
+                                                                               warren, tmp_path):
+    exchange, queue = topology
+    outbox_name = unique_name("pgkill").replace("-", "_")
+    text = relay_config(schema, exchange, outbox_name=outbox_name, batch=20)
+    config = tmp_path / "warren.toml"
+    config.write_text(text)
+    schema.init(config)
+    relay, _ = start_relay(warren, tmp_path, text)
+    ids = insert_order_events(schema, 3000, exchange=exchange)
+
+    terminated = 0
+    deadline = time.monotonic() + 60
+    while schema.status_counts().get("sent", 0) < len(ids) and time.monotonic() < deadline:
+        # Whatever the relay's sessions are doing: claiming, publishing with locks held, marking.
+        terminated += schema.scalar(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE application_name = %s", (f"warren outbox relay {outbox_name}",))
+        time.sleep(0.3)
+    wait_until(lambda: schema.status_counts() == {"sent": len(ids)}, 60,
+               what=lambda: f"every row sent ({schema.status_counts()})")
+
+    assert terminated >= 2, "the relay's connections were never killed: the test proved nothing"
+    assert set(collect_ids(queue, expect_at_least=len(ids))) == set(ids)
+    assert relay.running() and "connected to PostgreSQL" in relay.logs()
+    assert relay.logs().count("connected to PostgreSQL") > 2  # it did reconnect
 
 
 def test_OutboxCommands_UnknownOutboxOrMissingTable_ExitWithAdvice(schema, topology, tmp_path):

@@ -77,12 +77,13 @@ RelayLane::Step RelayLane::step() {
     }
     if (verdict.records_nothing()) {
       store_.abandon();
+      observability::log_debug(batch + " rolled back: nothing to record");
     } else {
       store_.complete(verdict);
+      observability::log_debug(batch + " committed");
     }
     if (relayed_ != nullptr)
       relayed_->Increment(static_cast<double>(verdict.sent.size()));
-    observability::log_debug(batch + " committed");
     log_failures(verdict);
 
     if (!verdict.not_attempted.empty())
