@@ -167,6 +167,38 @@ TEST(Scripted, RecordFile_HoldsOneTabSeparatedLinePerCall) {
   EXPECT_EQ(read_file(record), "emails\tm-1\t1\t0\tack\nemails\tm-2\t2\t1\tthrow\n");
 }
 
+TEST(Scripted, RecordTime_AddsTheWallClockTimeOfTheCallAsASixthField) {
+  TempDir dir;
+  const std::string record = dir / "calls.tsv";
+  Harness harness =
+      Harness::of<Scripted>({{"record_file", record}, {"record_time", "true"}}, "emails");
+  const auto before = std::chrono::system_clock::now();
+  harness.deliver(with_action("", "m-1", 3));
+  const auto after = std::chrono::system_clock::now();
+
+  const std::string line = read_file(record);
+  const std::string prefix = "emails\tm-1\t3\t0\tack\t";
+  ASSERT_EQ(line.substr(0, prefix.size()), prefix) << line;
+  ASSERT_EQ(line.back(), '\n') << line;
+  const std::string stamp = line.substr(prefix.size(), line.size() - prefix.size() - 1);
+  ASSERT_THAT(stamp, ::testing::MatchesRegex("[0-9]+\\.[0-9]{6}")) << line;
+  const auto micros = std::stoll(stamp.substr(0, stamp.find('.'))) * 1000000 +
+                      std::stoll(stamp.substr(stamp.find('.') + 1));
+  const auto since_epoch = [](auto time) {
+    return std::chrono::duration_cast<std::chrono::microseconds>(time.time_since_epoch()).count();
+  };
+  EXPECT_GE(micros, since_epoch(before));
+  EXPECT_LE(micros, since_epoch(after));
+}
+
+TEST(Scripted, RecordTimeNotABoolean_FailsConstructionNamingTheSetting) {
+  EXPECT_THAT(
+      [] {
+        Harness::of<Scripted>({{"record_time", "yes"}});
+      },
+      ThrowsMessage<std::runtime_error>(HasSubstr("'record_time' must be true or false")));
+}
+
 TEST(ScriptedDeathTest, Abort_IsRecordedBeforeTheProcessDies) {
   TempDir dir;
   const std::string record = dir / "calls.tsv";

@@ -1,14 +1,15 @@
 """Reads what the test plugin `scripted` recorded, so a test can count handler calls per message.
 
 The plugin appends one line per handle call: `worker<TAB>message_id<TAB>attempt<TAB>redelivered
-<TAB>action<LF>`. Lines are written whole, but a reader may see the last one half-written: it is
-ignored until its newline arrives.
+<TAB>action<LF>`, plus a sixth field `time` (wall-clock seconds since the epoch) when the plugin's
+setting record_time = true. Lines are written whole, but a reader may see the last one
+half-written: it is ignored until its newline arrives.
 """
 
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Union
+from typing import List, Optional, Union
 
 from testkit_env import wait_until
 
@@ -22,16 +23,18 @@ class Record:
     attempt: int
     redelivered: bool
     action: str
+    time: Optional[float] = None  # seconds since the epoch, with record_time = true
 
 
 def _parse(line: str, path: Path, number: int) -> Record:
     fields = line.split("\t")
-    if len(fields) != 5:
-        raise ValueError(f"{path}:{number}: expected 5 tab-separated fields "
-                         f"(worker, message_id, attempt, redelivered, action), got {line!r}")
-    worker, message_id, attempt, redelivered, action = fields
+    if len(fields) not in (5, 6):
+        raise ValueError(f"{path}:{number}: expected 5 or 6 tab-separated fields (worker, "
+                         f"message_id, attempt, redelivered, action[, time]), got {line!r}")
+    worker, message_id, attempt, redelivered, action = fields[:5]
     return Record(worker=worker, message_id=message_id, attempt=int(attempt),
-                  redelivered=redelivered.lower() in ("1", "true", "yes"), action=action)
+                  redelivered=redelivered.lower() in ("1", "true", "yes"), action=action,
+                  time=float(fields[5]) if len(fields) == 6 else None)
 
 
 class RecordFile:

@@ -38,6 +38,26 @@ std::chrono::milliseconds sleep_setting(const warren::PluginContext& ctx) {
   return std::chrono::milliseconds(value);
 }
 
+bool record_time_setting(const warren::PluginContext& ctx) {
+  const auto text = ctx.setting("record_time");
+  if (!text || *text == "false")
+    return false;
+  if (*text == "true")
+    return true;
+  throw std::invalid_argument("scripted: setting 'record_time' must be true or false, got '" +
+                              *text + "'");
+}
+
+// "seconds.microseconds" since the Unix epoch, for the record_time column.
+std::string wall_clock_now() {
+  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  std::string fraction = std::to_string(micros % 1000000);
+  fraction.insert(0, 6 - fraction.size(), '0');
+  return std::to_string(micros / 1000000) + '.' + fraction;
+}
+
 // Sleeps the whole duration in small steps. A stop request is noticed (and logged once) but does
 // not cut the sleep short: deciding what to do with a slow handler is the host's job.
 void sleep_through_stop(std::chrono::milliseconds duration, warren::Context& ctx) {
@@ -60,7 +80,8 @@ void sleep_through_stop(std::chrono::milliseconds duration, warren::Context& ctx
 Scripted::Scripted(warren::PluginContext& ctx)
     : worker_(ctx.worker_name()),
       default_action_(ctx.setting("default_action").value_or("ack")),
-      sleep_(sleep_setting(ctx)) {
+      sleep_(sleep_setting(ctx)),
+      record_time_(record_time_setting(ctx)) {
   ScriptedAction::parse(default_action_);  // refuse a bad default now, not per message
   if (const auto path = ctx.setting("record_file")) {
     record_fd_ = ::open(path->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -79,9 +100,12 @@ Scripted::~Scripted() {
 void Scripted::record(const warren::Message& msg, std::string_view action) const {
   if (record_fd_ < 0)
     return;
-  const std::string line = field(worker_) + '\t' + field(msg.message_id()) + '\t' +
-                           std::to_string(msg.attempt()) + '\t' + (msg.redelivered() ? "1" : "0") +
-                           '\t' + field(action) + '\n';
+  std::string line = field(worker_) + '\t' + field(msg.message_id()) + '\t' +
+                     std::to_string(msg.attempt()) + '\t' + (msg.redelivered() ? "1" : "0") + '\t' +
+                     field(action);
+  if (record_time_)
+    line += '\t' + wall_clock_now();
+  line += '\n';
   ssize_t written = 0;
   do {
     written = ::write(record_fd_, line.data(), line.size());

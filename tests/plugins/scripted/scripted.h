@@ -6,6 +6,9 @@
 //                   worker \t message_id \t attempt \t redelivered(0|1) \t action \n
 //                   written with one write(2) on an O_APPEND descriptor before the action runs,
 //                   so even `abort` or a kill -9 leaves whole lines only.
+//   record_time     true: each line gets a sixth field, the wall-clock time of the call in
+//                   seconds since the Unix epoch with microseconds (e.g. 1712345678.123456), so
+//                   tests can measure retry delays, across host restarts too (default false)
 //   default_action  the action when the message has no x-test-action header (default "ack")
 //   sleep_ms        sleep before every action (default 0)
 // Actions: see scripted_action.h.
@@ -40,6 +43,7 @@ class Scripted final : public warren::Handler {
   std::string default_action_;
   std::chrono::milliseconds sleep_{0};
   int record_fd_ = -1;
+  bool record_time_ = false;
 };
 
 }  // namespace warren::test_plugins

@@ -1,0 +1,306 @@
+"""`warren dlq list|peek|replay|purge` on a real broker, as an operator uses it after a bug: the
+`scripted` worker dead-letters messages whose action is `ack_if_file:<path>` while the file is
+missing (max_attempts = 2, both in-process); creating the file "fixes the bug"; a replay must then
+get every dead letter processed (attempt reset to 1) and leave the dead-letter queue empty.
+
+The record file tells which ids the handler saw; its first lines are the failed attempts, so the
+lines after them are what the replay delivered.
+"""
+
+import ctypes
+import signal
+import socket
+import subprocess
+import textwrap
+from collections import Counter
+from typing import Dict, List, Optional
+
+import pytest
+
+from warren_testkit import env, require_services, unique_name, wait_until, warren_cli
+
+MAX_ATTEMPTS = 2
+
+
+def free_port() -> int:
+    """A loopback TCP port nobody listens on now (for the host's /readyz)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class DeadLetterScene:
+    """A running host whose worker "w" dead-letters until `fix()` creates the file."""
+
+    def __init__(self, broker, warren, record_file, tmp_path):
+        self.broker = broker
+        self.record_file = record_file
+        self.exchange = unique_name("dlq-ex")
+        self.queue = unique_name("dlq-work")
+        self.dead_letters = unique_name("dlq-dlx")
+        self.dead_letter_queue = unique_name("dlq-dead")
+        self.routing_key = "order.created"
+        self.fix_file = tmp_path / "bug-fixed"
+        self.action = f"ack_if_file:{self.fix_file}"
+        self.host = warren(self._config(), plugin_dir=env("WARREN_FIXTURE_PLUGIN_DIR"))
+        self.host.wait_ready(timeout=60)
+        self.dead_lettered: List[str] = []
+
+    def _config(self) -> str:
+        # concurrency 1: the handler sees messages in queue order (the barrier below relies on it).
+        return textwrap.dedent(f"""\
+            [host]
+            name = "dlq-test"
+            shutdown_timeout = "10s"
+
+            [log]
+            level = "error"
+
+            [metrics]
+            listen = "127.0.0.1:{free_port()}"
+
+            [broker]
+            uri = "{env("WARREN_TEST_AMQP_URI")}"
+
+            [[exchanges]]
+            name = "{self.exchange}"
+            type = "topic"
+
+            [[exchanges]]
+            name = "{self.dead_letters}"
+            type = "fanout"
+
+            [[queues]]
+            name = "{self.queue}"
+            type = "quorum"
+            dead_letter_exchange = "{self.dead_letters}"
+            bindings = [{{ exchange = "{self.exchange}", routing_key = "order.#" }}]
+
+            [[workers]]
+            name = "w"
+            plugin = "scripted"
+            queue = "{self.queue}"
+            prefetch = 20
+            concurrency = 1
+            dead_letter_queue = "{self.dead_letter_queue}"
+            retry = {{ max_attempts = {MAX_ATTEMPTS}, immediate = 1 }}
+            [workers.settings]
+            record_file = "{self.record_file}"
+            """)
+
+    # -- making and counting dead letters ----------------------------------------------------------
+    def dead_letter(self, n: int, headers: Optional[Dict[str, str]] = None,
+                    prefix: str = "dead") -> List[str]:
+        """Publishes N messages that fail (the bug is not fixed) and waits until all are dead
+        letters (each after MAX_ATTEMPTS handler calls)."""
+        assert not self.fix_file.exists()
+        calls_before = len(self.record_file.records())
+        ids = self.broker.publish_many(self.exchange, self.routing_key, n, prefix=prefix,
+                                       headers={"x-test-action": self.action, **(headers or {})})
+        self.dead_lettered += ids
+        self.record_file.wait_for_count(calls_before + n * MAX_ATTEMPTS, timeout=60)
+        self.wait_dead_letters(len(self.dead_lettered))
+        return ids
+
+    def dead_letter_count(self) -> int:
+        return self.broker.message_count(self.dead_letter_queue)
+
+    def wait_dead_letters(self, n: int, timeout: float = 30) -> None:
+        """Waits until the dead-letter queue holds N ready messages (a dlq verb that exits hands
+        back what it did not take; that may take the broker a moment)."""
+        wait_until(lambda: self.dead_letter_count() == n, timeout,
+                   what=lambda: f"{n} dead letters (have {self.dead_letter_count()})")
+
+    def wait_drained(self, queue: str) -> None:
+        """Nothing ready and nothing unacked in QUEUE (rabbitmqctl refreshes quorum-queue counts
+        every 5 s: wait for them)."""
+        wait_until(lambda: self.broker.queue_counts(queue) == (0, 0), timeout=15,
+                   what=lambda: f"{queue} drained: (ready, unacked) = "
+                                f"{self.broker.queue_counts(queue)}")
+
+    def fix(self) -> None:
+        self.fix_file.write_text("fixed\n")
+
+    def calls_after(self, index: int) -> List:
+        return self.record_file.records()[index:]
+
+    def barrier(self) -> None:
+        """Publishes a message the handler acks and waits for it: with one handler thread, every
+        message queued before it has been handled by then."""
+        [marker] = self.broker.publish_many(self.exchange, self.routing_key, 1, prefix="barrier",
+                                            headers={"x-test-action": "ack"})
+        wait_until(lambda: marker in self.record_file.ids(), timeout=30,
+                   what=f"the barrier message {marker} to be handled")
+
+    # -- the CLI ---------------------------------------------------------------------------------
+    def dlq_args(self, verb: str, *args: str) -> List[str]:
+        return ["dlq", verb, "-c", str(self.host.config_path), "--worker", "w", *args]
+
+    def dlq(self, verb: str, *args: str) -> subprocess.CompletedProcess:
+        return warren_cli(*self.dlq_args(verb, *args), timeout=120)
+
+
+@pytest.fixture
+def scene(broker, warren, record_file, tmp_path) -> DeadLetterScene:
+    return DeadLetterScene(broker, warren, record_file, tmp_path)
+
+
+def output(result: subprocess.CompletedProcess) -> str:
+    return f"exit {result.returncode}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}"
+
+
+# ---- replay after the fix ------------------------------------------------------------------------
+
+def test_DlqReplay_AfterTheFix_EveryDeadLetterIsProcessedOnceWithAttemptReset_DryRunMovesNothing(
+        scene):
+    ids = scene.dead_letter(100)
+    failed_calls = len(scene.record_file.records())
+
+    listing = scene.dlq("list")
+    assert listing.returncode == 0, output(listing)
+    assert f"{scene.dead_letter_queue}: 100 dead letter(s) of worker 'w'" in listing.stdout
+    error = (f"gave up after {MAX_ATTEMPTS} attempts: std::runtime_error: scripted: "
+             f"'{scene.fix_file}' does not exist yet")
+    assert f"100  {error}" in listing.stdout, output(listing)
+    assert f"100  {scene.exchange} / {scene.routing_key}" in listing.stdout, output(listing)
+
+    peek = scene.dlq("peek", "--limit", "2")
+    assert peek.returncode == 0, output(peek)
+    shown = [line for line in peek.stdout.splitlines() if line.startswith("message ")]
+    assert len(shown) == 2, output(peek)
+    assert f"error: {error}" in peek.stdout and "x-warren-attempt: 2" in peek.stdout, output(peek)
+    assert "2 shown" in peek.stdout
+
+    dry_run = scene.dlq("replay", "--dry-run")
+    assert dry_run.returncode == 0, output(dry_run)
+    assert "100 message(s) would be replayed (dry run: nothing moved)" in dry_run.stdout
+    scene.wait_dead_letters(100)
+    scene.barrier()
+    assert [r.action for r in scene.calls_after(failed_calls)] == ["ack"], \
+        "the dry run delivered something"
+
+    scene.fix()
+    replay = scene.dlq("replay")
+    assert replay.returncode == 0, output(replay)
+    assert f"100 message(s) replayed from {scene.dead_letter_queue}" in replay.stdout
+    replayed_from = failed_calls + 1  # after the barrier message
+    wait_until(lambda: set(ids) <= {r.message_id for r in scene.calls_after(replayed_from)},
+               timeout=60, what="every replayed message to be handled")
+    scene.barrier()
+    scene.wait_dead_letters(0)
+
+    replayed = [r for r in scene.calls_after(replayed_from) if r.message_id in set(ids)]
+    assert Counter(r.message_id for r in replayed) == Counter(ids), "not exactly once each"
+    assert {r.attempt for r in replayed} == {1}, "the replay must reset the attempt"
+    assert {r.action for r in replayed} == {scene.action}
+    assert scene.host.terminate() == 0, scene.host.describe()
+    scene.wait_drained(scene.queue)
+    scene.wait_drained(scene.dead_letter_queue)
+
+
+def test_DlqReplay_WhereAndLimit_SelectWhichDeadLettersMove(scene):
+    batch_a = scene.dead_letter(20, headers={"x-batch": "a"}, prefix="a")
+    batch_b = scene.dead_letter(20, headers={"x-batch": "b"}, prefix="b")
+    failed_calls = len(scene.record_file.records())
+    scene.fix()
+
+    first = scene.dlq("replay", "--where", "x-batch=a", "--limit", "5")
+    assert first.returncode == 0, output(first)
+    assert "5 message(s) replayed" in first.stdout, output(first)
+    scene.wait_dead_letters(35)
+    rest = scene.dlq("replay", "--where", "x-batch=a")
+    assert rest.returncode == 0, output(rest)
+    assert "15 message(s) replayed" in rest.stdout, output(rest)
+    scene.wait_dead_letters(20)
+    scene.barrier()
+
+    handled = [r.message_id for r in scene.calls_after(failed_calls) if r.action != "ack"]
+    assert Counter(handled) == Counter(batch_a)
+    listing = scene.dlq("list", "--where", "x-batch=b")
+    assert "20 dead letter(s) of worker 'w'" in listing.stdout, output(listing)
+    assert sorted(m.message_id for m in scene.broker.drain(scene.dead_letter_queue)) == \
+        sorted(batch_b)
+
+
+# ---- purge ---------------------------------------------------------------------------------------
+
+def test_DlqPurge_WithoutYesExits2AndDeletesNothing_WithYesDeletes(scene):
+    scene.dead_letter(20)
+
+    refused = scene.dlq("purge")
+    assert refused.returncode == 2, output(refused)
+    assert "--yes" in refused.stderr
+    scene.wait_dead_letters(20)
+
+    purged = scene.dlq("purge", "--yes")
+    assert purged.returncode == 0, output(purged)
+    assert f"20 message(s) deleted from {scene.dead_letter_queue}" in purged.stdout
+    scene.wait_dead_letters(0)
+    scene.wait_drained(scene.dead_letter_queue)
+
+
+@pytest.mark.xfail(strict=False, reason=(
+    "Warren bug: `dlq purge --yes` acks every letter and closes its channel at once; RabbitMQ 3.10 "
+    "quorum queues drop acks still in flight at channel.close (rabbitmq-server issue 10327), so "
+    "here about 2 runs in 3 report '200 message(s) deleted' while 167 remain. The consumer "
+    "connection avoids it (basic.qos round trip + close_grace); DeadLetterBrowser does not."))
+def test_DlqPurge_TwoHundredDeadLetters_AllAreDeleted(scene):
+    scene.dead_letter(200)
+
+    purged = scene.dlq("purge", "--yes")
+    assert purged.returncode == 0, output(purged)
+    assert "200 message(s) deleted" in purged.stdout, output(purged)
+    scene.wait_dead_letters(0, timeout=5)
+
+
+# ---- a replay killed midway ----------------------------------------------------------------------
+
+def _die_with_parent() -> None:
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def test_DlqReplay_KilledMidway_LosesNothing_ASecondReplayFinishesTheJob(scene, tmp_path):
+    ids = scene.dead_letter(100)
+    failed_calls = len(scene.record_file.records())
+    scene.fix()
+
+    with open(tmp_path / "replay.out", "wb") as out:
+        replay = subprocess.Popen([env("WARREN_BIN"), *scene.dlq_args("replay", "--rate", "20/s")],
+                                  stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                  preexec_fn=_die_with_parent)
+    try:
+        # About a second in: 20 messages moved and handled, 80 still held by the tool.
+        scene.record_file.wait_for_count(failed_calls + 20, timeout=30)
+    finally:
+        replay.kill()
+        replay.wait()
+    interrupted = {r.message_id for r in scene.calls_after(failed_calls)}
+    assert 20 <= len(interrupted) < 100, "the kill came too late to interrupt anything"
+
+    again = scene.dlq("replay")
+    assert again.returncode == 0, output(again)
+    wait_until(lambda: set(ids) <= set(r.message_id for r in scene.calls_after(failed_calls)),
+               timeout=60, what="every id handled after the fix")
+    scene.barrier()
+    scene.wait_dead_letters(0)
+
+    counts = Counter(r.message_id for r in scene.calls_after(failed_calls) if r.action != "ack")
+    assert set(counts) == set(ids), "a dead letter was lost"
+    # A letter whose republish was confirmed but whose ack had not reached the broker at the kill
+    # is replayed twice; at 20/s at most one or two are in that window.
+    twice = [message_id for message_id, n in counts.items() if n > 1]
+    assert len(twice) <= 2 and all(counts[i] == 2 for i in twice), counts.most_common(5)
+
+
+# ---- --help --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("verb", ["list", "peek", "replay", "purge"])
+def test_DlqVerb_Help_ExitsZeroDescribingItsOptions(verb):
+    require_services("warren")
+    result = warren_cli("dlq", verb, "--help")
+    assert result.returncode == 0, output(result)
+    for option in ("--config", "--worker", "--limit", "--where"):
+        assert option in result.stdout, output(result)
+    expected = {"replay": ["--dry-run", "--rate"], "purge": ["--yes", "--dry-run"]}
+    for option in expected.get(verb, []):
+        assert option in result.stdout, output(result)
