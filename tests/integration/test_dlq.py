@@ -239,11 +239,8 @@ def test_DlqPurge_WithoutYesExits2AndDeletesNothing_WithYesDeletes(scene):
     scene.wait_drained(scene.dead_letter_queue)
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "Warren bug: `dlq purge --yes` acks every letter and closes its channel at once; RabbitMQ 3.10 "
-    "quorum queues drop acks still in flight at channel.close (rabbitmq-server issue 10327), so "
-    "here about 2 runs in 3 report '200 message(s) deleted' while 167 remain. The consumer "
-    "connection avoids it (basic.qos round trip + close_grace); DeadLetterBrowser does not."))
+# RabbitMQ 3.10 quorum queues drop acks still in flight at channel.close (rabbitmq-server
+# issue 10327): the purge must make its acks land before closing.
 def test_DlqPurge_TwoHundredDeadLetters_AllAreDeleted(scene):
     scene.dead_letter(200)
 

@@ -3,6 +3,8 @@
 
 #include <amqp_framing.h>
 
+#include <thread>
+
 #include "broker/amqp_errors.h"
 #include "broker/amqp_table.h"
 #include "broker/inbound_delivery.h"
@@ -13,6 +15,7 @@ namespace warren::broker {
 namespace {
 
 constexpr amqp_channel_t kChannel = 1;
+constexpr auto kCloseGrace = std::chrono::milliseconds(150);
 
 }  // namespace
 
@@ -45,11 +48,17 @@ DeadLetterBrowser::DeadLetterBrowser(const config::Config& config, std::string q
 }
 
 DeadLetterBrowser::~DeadLetterBrowser() {
-  if (connection_) {
-    // Closing the channel hands every unacked message back to the queue.
-    amqp_channel_close(connection_->state(), kChannel, AMQP_REPLY_SUCCESS);
-    connection_->close();
+  if (!connection_)
+    return;
+  if (acked_any_) {
+    // RabbitMQ 3.10 quorum queues can drop acks still in flight at channel.close
+    // (rabbitmq-server issue 10327): a synchronous round trip, then a pause, before closing.
+    amqp_basic_qos(connection_->state(), kChannel, 0, 0, 0);
+    std::this_thread::sleep_for(kCloseGrace);
   }
+  // Closing the channel hands every unacked message back to the queue.
+  amqp_channel_close(connection_->state(), kChannel, AMQP_REPLY_SUCCESS);
+  connection_->close();
 }
 
 std::vector<DeadLetter> DeadLetterBrowser::fetch(std::size_t max, std::chrono::milliseconds idle) {
@@ -98,6 +107,7 @@ std::vector<DeadLetter> DeadLetterBrowser::fetch(std::size_t max, std::chrono::m
 }
 
 void DeadLetterBrowser::ack(std::uint64_t tag) {
+  acked_any_ = true;
   const int status = amqp_basic_ack(connection_->state(), kChannel, tag, 0);
   if (status != AMQP_STATUS_OK)
     throw ConnectionLost("acking a dead letter: " + status_text(status));

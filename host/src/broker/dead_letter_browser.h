@@ -43,6 +43,7 @@ class DeadLetterBrowser {
   std::string queue_;
   std::uint64_t message_count_ = 0;
   bool consuming_ = false;
+  bool acked_any_ = false;
 };
 
 }  // namespace warren::broker
