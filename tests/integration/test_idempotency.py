@@ -56,13 +56,15 @@ class IdempotentWorker:
                                        outcome="ack") >= count, 30,
                    what=f"{count} acked messages")
 
-    def stop(self):
-        self.process.cleanup(keep_files=True)
+    def stop(self, failed: bool):
+        if failed:
+            print(f"\n----- {self.process.workdir} -----\n{self.process.describe(tail_lines=60)}")
+        self.process.cleanup(keep_files=failed)
         self.broker.delete_queue(self.queue)
 
 
 @pytest.fixture
-def idempotent_worker(schema, broker, tmp_path):
+def idempotent_worker(request, schema, broker, tmp_path):
     workers = []
 
     def start(**kwargs):
@@ -71,8 +73,10 @@ def idempotent_worker(schema, broker, tmp_path):
         return worker
 
     yield start
+    failed = any(getattr(getattr(request.node, f"warren_report_{phase}", None), "failed", False)
+                 for phase in ("setup", "call"))
     for worker in workers:
-        worker.stop()
+        worker.stop(failed)
 
 
 def test_SameMessageIdThreeTimes_HandlerRunsOnceAndTwoDuplicatesAreCountedAndAcked(

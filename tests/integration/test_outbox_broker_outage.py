@@ -49,6 +49,7 @@ def test_BrokerStoppedThirtySeconds_RowsWaitThenDrainAndNoneIsSentWithoutAConfir
 
     schema_for_thread = schema.another_connection()
     inserter = threading.Thread(target=insert_steadily, daemon=True)
+    passed = False
     try:
         relay.wait_ready(timeout=30)
         inserter.start()
@@ -84,7 +85,10 @@ def test_BrokerStoppedThirtySeconds_RowsWaitThenDrainAndNoneIsSentWithoutAConfir
         missing = set(ids) - set(received)
         assert not missing, f"{len(missing)} rows marked sent are not on the broker"
         assert relay.running(), relay.describe()
+        passed = True
     finally:
         stop_inserting.set()
         schema_for_thread.close()
-        relay.cleanup(keep_files=True)
+        if not passed:
+            print(f"\n----- {relay.workdir} -----\n{relay.describe(tail_lines=60)}")
+        relay.cleanup(keep_files=not passed)

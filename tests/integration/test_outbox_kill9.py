@@ -71,6 +71,7 @@ def test_RelayKilledTwentyTimesWhileRelaying_LosesNothingAndConsumersApplyEachEf
     plugins = plugin_dir_with_fixtures(tmp_path / "plugins")
     consumer = WarrenProcess(consumer_text, plugin_dir=plugins, name="consumer").start()
     relays = []
+    passed = False
     try:
         consumer.wait_ready(timeout=30)
         ids = insert_order_events(schema, ROWS, exchange=exchange)
@@ -134,6 +135,10 @@ def test_RelayKilledTwentyTimesWhileRelaying_LosesNothingAndConsumersApplyEachEf
                             worker="audit") == deliveries - ROWS
         assert schema.scalar("SELECT sum(orders) FROM customer_sales") == ROWS
         assert schema.scalar("SELECT count(*) FROM warren_inbox WHERE worker = 'projection'") == ROWS
+        passed = True
     finally:
+        if not passed:
+            for process in [consumer, *relays[-2:]]:
+                print(f"\n----- {process.workdir} -----\n{process.describe(tail_lines=40)}")
         for process in [consumer, *relays]:
-            process.cleanup(keep_files=True)
+            process.cleanup(keep_files=not passed)
