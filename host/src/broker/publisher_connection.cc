@@ -3,6 +3,8 @@
 
 #include <amqp_framing.h>
 
+#include <regex>
+
 #include "broker/amqp_errors.h"
 #include "broker/amqp_table.h"
 #include "broker/io_wait.h"
@@ -106,7 +108,9 @@ void PublisherConnection::run() {
   }
   in_flight_.clear();
   std::lock_guard lock(connection_mutex_);
-  if (connection_)
+  // The broker does not read a blocked connection: a close handshake would only wait out its
+  // timeout (2 s) before the process could exit.
+  if (connection_ && !blocked_.load())
     connection_->close();
   connection_.reset();
   if (heartbeat_)
@@ -128,7 +132,8 @@ void PublisherConnection::connect() {
     next_sequence_ = 1;
     blocked_ = false;
     connected_ = true;
-    backoff_.reset();
+    // The backoff is reset by the first confirm, not here: a connection that a poison publish
+    // breaks at once must not reconnect in a tight loop.
     if (metrics_ != nullptr)
       metrics_->broker_blocked().Set(0);
     observability::log_info("publisher connected to " + endpoint.describe());
@@ -161,17 +166,24 @@ void PublisherConnection::teardown(const std::string& why) {
 
 void PublisherConnection::expire_deadlines() {
   const auto now = Clock::now();
+  const char* const blocked_detail = " (the broker is blocking publishers: memory or disk alarm)";
   std::erase_if(waiting_, [&](const std::shared_ptr<PendingPublish>& pending) {
     if (pending->deadline() > now)
       return false;
     finish(pending, PendingPublish::Result::timeout,
-           blocked_.load() ? " (the broker is blocking publishers: memory or disk alarm)"
+           blocked_.load() ? blocked_detail
                            : (connected_.load() ? "" : " (no connection to the broker)"));
     return true;
   });
   for (auto& [sequence, entry] : in_flight_) {
-    if (entry.publish->deadline() <= now)
-      finish(entry.publish, PendingPublish::Result::timeout);
+    if (entry.publish->resolved() || entry.publish->deadline() > now)
+      continue;
+    // Timed out while blocked: sent before the block took hold, so the broker may still route it
+    // once the alarm ends (the caller must not assume it was dropped).
+    finish(entry.publish, PendingPublish::Result::timeout,
+           blocked_.load() ? std::string(blocked_detail) +
+                                 "; sent before the block, it may still be published after it"
+                           : std::string());
   }
   // Resolved entries stay in in_flight_ until their confirm arrives, so it is not misapplied.
 }
@@ -228,6 +240,8 @@ void PublisherConnection::confirm(std::uint64_t tag, bool multiple, PendingPubli
       return;
     ++end;
   }
+  if (begin != end && result == PendingPublish::Result::confirmed)
+    backoff_.reset();
   for (auto it = begin; it != end; ++it) {
     InFlight& entry = it->second;
     if (entry.returned && result == PendingPublish::Result::confirmed) {
@@ -256,10 +270,11 @@ void PublisherConnection::on_frame(const amqp_frame_t& frame) {
     }
     case AMQP_BASIC_RETURN_METHOD: {
       const auto* returned = static_cast<const amqp_basic_return_t*>(method.decoded);
+      const std::string exchange = string_of(returned->exchange);
+      const std::string routing_key = string_of(returned->routing_key);
       const std::string text = std::to_string(returned->reply_code) + " " +
-                               string_of(returned->reply_text) + " (exchange '" +
-                               string_of(returned->exchange) + "', routing key '" +
-                               string_of(returned->routing_key) + "')";
+                               string_of(returned->reply_text) + " (exchange '" + exchange +
+                               "', routing key '" + routing_key + "')";
       amqp_message_t message{};
       const amqp_rpc_reply_t read =
           amqp_read_message(connection_->state(), frame.channel, &message, 0);
@@ -272,7 +287,9 @@ void PublisherConnection::on_frame(const amqp_frame_t& frame) {
       amqp_destroy_message(&message);
       // The return precedes the confirm of the same publish: mark the oldest unmarked match.
       for (auto& [sequence, entry] : in_flight_) {
-        if (!entry.returned && entry.publish->message().message_id == message_id) {
+        const auto& sent = entry.publish->message();
+        if (!entry.returned && sent.message_id == message_id && sent.exchange == exchange &&
+            sent.routing_key == routing_key) {
           entry.returned = true;
           entry.return_text = text;
           break;
@@ -294,8 +311,10 @@ void PublisherConnection::on_frame(const amqp_frame_t& frame) {
       return;
     case AMQP_CHANNEL_CLOSE_METHOD: {
       const auto* close = static_cast<const amqp_channel_close_t*>(method.decoded);
-      throw ConnectionLost("the broker closed the publishing channel: " +
-                           string_of(close->reply_text));
+      const std::string text = string_of(close->reply_text);
+      if (close->reply_code == AMQP_NOT_FOUND)
+        refuse_publishes_to_missing_exchange(text);
+      throw ConnectionLost("the broker closed the publishing channel: " + text);
     }
     case AMQP_CONNECTION_CLOSE_METHOD: {
       const auto* close = static_cast<const amqp_connection_close_t*>(method.decoded);
@@ -307,6 +326,22 @@ void PublisherConnection::on_frame(const amqp_frame_t& frame) {
     default:
       return;
   }
+}
+
+void PublisherConnection::refuse_publishes_to_missing_exchange(const std::string& reply_text) {
+  // "NOT_FOUND - no exchange 'x' in vhost '/'": the broker refused the publishes to 'x' (the
+  // others on the channel are lost with it and fail as unavailable when it is torn down).
+  static const std::regex missing("no exchange '([^']*)'");
+  std::smatch match;
+  if (!std::regex_search(reply_text, match, missing))
+    return;
+  const std::string exchange = match[1];
+  std::erase_if(in_flight_, [&](auto& entry) {
+    if (entry.second.publish->message().exchange != exchange)
+      return false;
+    finish(entry.second.publish, PendingPublish::Result::nacked, ": " + reply_text);
+    return true;
+  });
 }
 
 void PublisherConnection::watchdog() {

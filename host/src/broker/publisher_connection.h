@@ -68,6 +68,7 @@ class PublisherConnection final : public runtime::Publisher {
   void on_frame(const amqp_frame_t& frame);
   void confirm(std::uint64_t tag, bool multiple, PendingPublish::Result result);
   void expire_deadlines();
+  void refuse_publishes_to_missing_exchange(const std::string& reply_text);
   void finish(const std::shared_ptr<PendingPublish>& pending, PendingPublish::Result result,
               std::string detail = {});
   void watchdog();

@@ -66,7 +66,6 @@ int run_command(const ConfigOptions& options) {
   // Outbox relays ([[outbox]]) and idempotent workers' stores; stopped once the host stopped.
   outbox::OutboxServices outbox_services(*config, metrics, health);
   outbox_services.attach_inbox_stores(host);
-  outbox_services.start_relays();
 
   // Under systemd (Type=notify units): READY=1 once consuming, STOPPING=1 when a stop begins.
   std::optional<ServiceStatusReporter> systemd_status;
@@ -76,7 +75,8 @@ int run_command(const ConfigOptions& options) {
   bool all_settled = false;
   try {
     auto transport = make_transport(*config, metrics, health);
-    all_settled = host.run(*transport, shutdown);
+    // Relays start once the topology they publish into is declared.
+    all_settled = host.run(*transport, shutdown, [&] { outbox_services.start_relays(); });
     outbox_services.stop();
     // Before the transport that /readyz asks about goes away.
     if (metrics_server)

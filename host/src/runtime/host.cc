@@ -66,7 +66,8 @@ bool Host::ready() const noexcept {
   return running_.load() && transport != nullptr && transport->ready();
 }
 
-bool Host::run(Transport& transport, ShutdownSignal& shutdown) {
+bool Host::run(Transport& transport, ShutdownSignal& shutdown,
+               const std::function<void()>& on_started) {
   transport_ = &transport;
   std::vector<Subscription> subscriptions;
   for (auto& worker : workers_) {
@@ -101,6 +102,8 @@ bool Host::run(Transport& transport, ShutdownSignal& shutdown) {
     throw;
   }
   running_ = true;
+  if (on_started)
+    on_started();
   observability::log_info("host '" + config_.host.name + "' running " +
                           std::to_string(workers_.size()) + " worker(s)");
 

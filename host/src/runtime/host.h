@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,7 +47,10 @@ class Host {
   // gracefully within [host] shutdown_timeout. Returns true when every in-flight message was
   // settled in time (false: some handlers were still running; the caller should exit without
   // running destructors, and the broker requeues their messages).
-  bool run(Transport& transport, ShutdownSignal& shutdown);
+  // `on_started` runs once the transport started (its topology is declared): the place for
+  // whatever publishes into that topology, such as outbox relays.
+  bool run(Transport& transport, ShutdownSignal& shutdown,
+           const std::function<void()>& on_started = {});
 
   // Readiness as /readyz reports it: started, not stopping, and the transport is ready.
   bool ready() const noexcept;
