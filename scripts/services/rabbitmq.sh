@@ -2,7 +2,7 @@
 # A private RabbitMQ node for tests and scripts/run: its own node name, cookie, epmd, loopback
 # ports and data, all under one state directory, so it never meets a system broker or another run.
 #
-# Usage: scripts/services/rabbitmq.sh start|stop|env DIR
+# Usage: [WARREN_RABBITMQ_TLS=1] scripts/services/rabbitmq.sh start|stop|env DIR
 #    or: source scripts/services/rabbitmq.sh; rabbitmq_start DIR; ...; rabbitmq_stop DIR
 #
 # `start` writes DIR/env (source it) exporting
@@ -11,6 +11,13 @@
 #   WARREN_TEST_RABBITMQCTL    DIR/rabbitmqctl: rabbitmqctl bound to this node
 #   WARREN_TEST_RABBITMQ_STOP  DIR/stop, WARREN_TEST_RABBITMQ_START DIR/start: stop and start the
 #                              same node again (same name, ports and data) for broker-restart tests.
+# and, when WARREN_RABBITMQ_TLS=1 at the first start of DIR (it needs the openssl command):
+#   WARREN_TEST_AMQPS_URI      amqps://guest:guest@localhost:TLS_PORT/
+#   WARREN_TEST_AMQPS_PORT     a TLS listener on 127.0.0.1 (TLS 1.2 and 1.3; a client certificate
+#                              is verified when one is sent, and not required)
+#   WARREN_TEST_CA_FILE        DIR/tls/ca.pem: a throwaway CA made for this DIR, which signed the
+#                              server certificate. That certificate names DNS:localhost only, so
+#                              amqps://127.0.0.1:TLS_PORT/ fails hostname verification on purpose.
 # `stop` stops the broker and its epmd and leaves no process behind; DIR is kept, so a later
 # `start DIR` brings back the same node with its durable queues and messages.
 #
@@ -18,7 +25,8 @@
 # existing DIR 4-5 s, stop 1.1-1.3 s.
 #
 # Broker settings (DIR/rabbitmq.conf): no plugins; consumer_timeout 600000 ms (10 min, so a test
-# may hold a delivery in a long handler without the broker closing the channel).
+# may hold a delivery in a long handler without the broker closing the channel); with
+# WARREN_RABBITMQ_TLS=1 also a TLS listener (see above; certificates made in about 0.1 s).
 
 _rabbitmq_script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=scripts/services/common.sh
@@ -125,7 +133,7 @@ _rabbitmq_await_startup() {
 # file and the wrapper scripts. (Checks each step itself: the library may be called where errexit
 # is ignored, e.g. `if rabbitmq_start DIR; then`.)
 _rabbitmq_configure() {
-  local dir=$1 amqp_port dist_port epmd_port node ports
+  local dir=$1 amqp_port dist_port epmd_port node ports tls_port=""
   mkdir -p "$dir/home" "$dir/mnesia" "$dir/log" || return 1
   ports=$(free_ports 3) || return 1
   { read -r amqp_port && read -r dist_port && read -r epmd_port; } <<<"$ports"
@@ -142,6 +150,21 @@ log.console = false
 log.file.level = info
 EOF
   echo '[].' >"$dir/enabled_plugins"
+  if [[ ${WARREN_RABBITMQ_TLS:-0} == 1 ]]; then
+    tls_port=$(free_ports 1) || return 1
+    _rabbitmq_make_certificates "$dir/tls" || return 1
+    cat >>"$dir/rabbitmq.conf" <<EOF
+# WARREN_RABBITMQ_TLS=1: a TLS listener with a server certificate from the throwaway CA.
+listeners.ssl.default = 127.0.0.1:$tls_port
+ssl_options.cacertfile = $dir/tls/ca.pem
+ssl_options.certfile = $dir/tls/server.pem
+ssl_options.keyfile = $dir/tls/server.key
+ssl_options.verify = verify_peer
+ssl_options.fail_if_no_peer_cert = false
+ssl_options.versions.1 = tlsv1.3
+ssl_options.versions.2 = tlsv1.2
+EOF
+  fi
   : >"$dir/rabbitmq-env.conf" # replaces /etc/rabbitmq/rabbitmq-env.conf
 
   {
@@ -173,6 +196,11 @@ EOF
     _env_line WARREN_TEST_RABBITMQCTL "$dir/rabbitmqctl" export
     _env_line WARREN_TEST_RABBITMQ_START "$dir/start" export
     _env_line WARREN_TEST_RABBITMQ_STOP "$dir/stop" export
+    if [[ -n $tls_port ]]; then
+      _env_line WARREN_TEST_AMQPS_URI "amqps://guest:guest@localhost:$tls_port/" export
+      _env_line WARREN_TEST_AMQPS_PORT "$tls_port" export
+      _env_line WARREN_TEST_CA_FILE "$dir/tls/ca.pem" export
+    fi
   } >"$dir/env"
 
   _write_wrapper "$dir/rabbitmqctl" "rabbitmqctl bound to the private node in $dir" \
@@ -182,6 +210,38 @@ EOF
     "exec $(printf %q "$_rabbitmq_script_dir/rabbitmq.sh") start $(printf %q "$dir")"
   _write_wrapper "$dir/stop" "stops the private node in $dir (data is kept)" \
     "exec $(printf %q "$_rabbitmq_script_dir/rabbitmq.sh") stop $(printf %q "$dir")"
+}
+
+# _rabbitmq_make_certificates DIR: a throwaway CA (DIR/ca.pem, valid 30 days; its key is deleted
+# once it has signed) and a server key and certificate for DNS:localhost (DIR/server.{key,pem}).
+_rabbitmq_make_certificates() {
+  local dir=$1
+  if ! command -v openssl >/dev/null; then
+    echo "rabbitmq_start: WARREN_RABBITMQ_TLS=1 needs the openssl command (apt-get install openssl)" >&2
+    return 1
+  fi
+  mkdir -p "$dir" || return 1
+  if ! (
+    set -e
+    cd "$dir"
+    umask 077
+    openssl req -x509 -new -nodes -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+      -keyout ca.key -out ca.pem -days 30 -subj "/CN=Warren throwaway test CA $RANDOM$RANDOM" \
+      -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign"
+    openssl req -new -nodes -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+      -keyout server.key -out server.csr -subj "/CN=localhost"
+    printf '%s\n' "subjectAltName=DNS:localhost" "basicConstraints=critical,CA:FALSE" \
+      "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=serverAuth" >server.ext
+    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 30 \
+      -extfile server.ext -out server.pem
+    rm -f ca.key ca.srl server.csr server.ext
+    chmod 644 ca.pem server.pem
+  ) >"$dir/openssl.log" 2>&1; then
+    echo "rabbitmq_start: could not make the test certificates in $dir:" >&2
+    cat "$dir/openssl.log" >&2
+    return 1
+  fi
+  rm -f "$dir/openssl.log"
 }
 
 # _env_line NAME VALUE [export]: one shell-quoted assignment.

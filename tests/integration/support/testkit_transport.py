@@ -1,0 +1,138 @@
+"""Levers and gauges for tests of the transport's edges (test_transport_edges.py, test_tls.py):
+free and closed ports, /readyz and one metric of a running warren, a broker user of the test's
+own, the broker's memory alarm, and the TLS listener that scripts/services/rabbitmq.sh opens with
+WARREN_RABBITMQ_TLS=1.
+
+Each rabbitmqctl call starts an Erlang VM (about a second here, more on a busy machine), so these
+helpers make as few as they can and wait on conditions rather than sleeping.
+"""
+
+import os
+import random
+import re
+import secrets
+import shutil
+import socket
+import urllib.parse
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+import pytest
+import requests
+
+from testkit_broker import Broker
+from testkit_env import services_required, unique_name, wait_until
+
+
+# -- ports ----------------------------------------------------------------------------------------
+def free_port() -> int:
+    """A TCP port nothing listens on at 127.0.0.1, below Linux's ephemeral range (as
+    scripts/services pick theirs). Also what a test uses as a "closed port": a connection to it is
+    refused at once."""
+    for port in random.sample(range(20000, 32768), 500):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port on 127.0.0.1 in 20000-32767")
+
+
+# -- what a running warren reports -----------------------------------------------------------------
+def readyz_status(endpoint: str) -> Optional[int]:
+    """The HTTP status of http://ENDPOINT/readyz, or None while nothing answers."""
+    try:
+        return requests.get(f"http://{endpoint}/readyz", timeout=2).status_code
+    except requests.RequestException:
+        return None
+
+
+def metric_value(endpoint: str, name: str) -> Optional[float]:
+    """The value of the unlabelled sample NAME on http://ENDPOINT/metrics (None if absent)."""
+    response = requests.get(f"http://{endpoint}/metrics", timeout=5)
+    response.raise_for_status()
+    match = re.search(rf"^{re.escape(name)}(?:\{{\}})?\s+(\S+)$", response.text, re.MULTILINE)
+    return float(match.group(1)) if match else None
+
+
+# -- a broker user of the test's own ---------------------------------------------------------------
+@dataclass
+class BrokerUser:
+    """A user on the test broker with a distinctive password, permitted on vhost "/"."""
+
+    broker: Broker
+    name: str
+    password: str
+
+    def set_permissions(self, configure: str = ".*", write: str = ".*", read: str = ".*") -> None:
+        self.broker.rabbitmqctl("set_permissions", "-p", "/", self.name, configure, write, read)
+
+    def uri(self, port: int, *, with_password: bool = False, host: str = "127.0.0.1",
+            scheme: str = "amqp") -> str:
+        credentials = urllib.parse.quote(self.name, safe="")
+        if with_password:
+            credentials += ":" + urllib.parse.quote(self.password, safe="")
+        return f"{scheme}://{credentials}@{host}:{port}/"
+
+
+@contextmanager
+def broker_user(broker: Broker, prefix: str = "itest-user") -> Iterator[BrokerUser]:
+    """Creates a user with all permissions on "/" and deletes it afterwards. The password is
+    long, random and easy to search for in logs (it starts with "pw-")."""
+    user = BrokerUser(broker, unique_name(prefix), f"pw-{secrets.token_hex(12)}-SeCrEt")
+    broker.rabbitmqctl("add_user", user.name, user.password)
+    try:
+        user.set_permissions()
+        yield user
+    finally:
+        broker.rabbitmqctl("delete_user", user.name)
+
+
+# -- the memory alarm -----------------------------------------------------------------------------
+def memory_alarm_active(broker: Broker) -> bool:
+    alarms = broker.rabbitmqctl("eval", "rabbit_alarm:get_alarms().")
+    return "memory" in alarms
+
+
+@contextmanager
+def memory_alarm(broker: Broker, timeout: float = 30) -> Iterator[None]:
+    """Raises the broker's memory alarm (a 10 MiB watermark: the node uses far more), so it blocks
+    every connection that publishes; restores the default watermark (0.4) afterwards, whatever
+    happens, and waits until the alarm has cleared."""
+    broker.rabbitmqctl("set_vm_memory_high_watermark", "absolute", "10MiB")
+    try:
+        wait_until(lambda: memory_alarm_active(broker), timeout, interval=0.5,
+                   what="the broker's memory alarm after set_vm_memory_high_watermark 10MiB")
+        yield
+    finally:
+        broker.rabbitmqctl("set_vm_memory_high_watermark", "0.4")
+        broker.reconnect()  # the kit's own connection may have been blocked
+        wait_until(lambda: not memory_alarm_active(broker), timeout, interval=0.5,
+                   what="the memory alarm to clear after set_vm_memory_high_watermark 0.4")
+
+
+# -- the TLS listener ------------------------------------------------------------------------------
+TLS_VARIABLES = ("WARREN_TEST_AMQPS_URI", "WARREN_TEST_CA_FILE")
+
+
+def require_tls_broker() -> None:
+    """Skips the test unless the broker has a TLS listener and openssl is installed; fails it
+    instead when WARREN_REQUIRE_SERVICES=1."""
+    problems = [f"{name} is not set" for name in TLS_VARIABLES if not os.environ.get(name)]
+    if shutil.which("openssl") is None:
+        problems.insert(0, "the openssl command is missing (apt-get install openssl)")
+    if not problems:
+        return
+    message = ("no TLS broker: " + "; ".join(problems) + ". Start the broker with "
+               "WARREN_RABBITMQ_TLS=1 scripts/services/rabbitmq.sh start DIR (scripts/test does)")
+    if services_required():
+        pytest.fail(f"WARREN_REQUIRE_SERVICES=1 but {message}", pytrace=False)
+    pytest.skip(message)
+
+
+def amqps_port() -> int:
+    port = urllib.parse.urlsplit(os.environ["WARREN_TEST_AMQPS_URI"]).port
+    assert port is not None, "WARREN_TEST_AMQPS_URI has no port"
+    return port

@@ -1,0 +1,337 @@
+"""The RabbitMQ transport at its edges (issue 3), against the real test broker: a consumer the
+broker cancels because its queue was deleted, publishing under the broker's memory alarm
+(connection.blocked), failover over `[broker] hosts`, and where the broker password may come from
+(WARREN_BROKER_PASSWORD, password_file, the uri) without ever reaching a log.
+
+Each test runs its own `warren run` (the scripted test plugin) with queues, exchanges and a broker
+user of unique names, deleted afterwards. The memory-alarm test changes the whole broker (every
+publishing connection is blocked while it runs) and restores it in a finally: ctest runs this file
+RUN_SERIAL.
+"""
+
+import re
+import time
+from typing import Dict, Iterator, List, Optional
+
+import pika.exceptions
+import pytest
+
+from testkit_cleanup import created  # noqa: F401,F811 (a fixture)
+from testkit_config import (broker_uri_and_password, classic_queue, cli_environment,
+                            quorum_queue, scripted_worker, warren_config, warren_options)
+from testkit_traffic import Tally
+from testkit_transport import (BrokerUser, broker_user, free_port, memory_alarm, metric_value,
+                               readyz_status)
+from warren_testkit import Broker, WarrenProcess, env, require_services, wait_until, warren_cli
+
+PUBLISH_TIMEOUT = 2.0  # seconds: [broker] publish_timeout in the memory-alarm test
+# Reconnect quickly: these tests wait for warren to come back, not for the product's backoff.
+FAST_RECONNECT = {"reconnect_initial": "200ms", "reconnect_max": "1s"}
+
+
+# ---- helpers ------------------------------------------------------------------------------------
+def broker_port() -> int:
+    return int(env("WARREN_TEST_AMQP_PORT"))
+
+
+def metrics_section(port: int) -> Dict[str, object]:
+    return {"enabled": True, "listen": f"127.0.0.1:{port}"}
+
+
+def wait_handled(record_file, ids: List[str], timeout: float = 30) -> Tally:
+    """Waits until every id was handled; returns the tally (duplicates still to be judged)."""
+    wait_until(lambda: Tally.of(ids, record_file.ids()).complete, timeout,
+               what=lambda: Tally.of(ids, record_file.ids()).summary())
+    return Tally.of(ids, record_file.ids())
+
+
+def timed_worker(name: str, queue: str, record_file) -> Dict[str, object]:
+    """A scripted worker (prefetch 10, 2 handler threads) that records when each call began."""
+    worker = scripted_worker(name, queue, record_file, prefetch=10, concurrency=2)
+    worker["settings"]["record_time"] = "true"
+    return worker
+
+
+def consumers_of(broker: Broker, queue: str) -> Optional[int]:
+    """The consumer count of QUEUE, or None while it does not exist."""
+    try:
+        return broker.consumer_count(queue)
+    except pika.exceptions.ChannelClosedByBroker as error:
+        if error.reply_code == 404:
+            return None
+        raise
+
+
+def assert_never_logged(process: WarrenProcess, *secrets: str) -> None:
+    """No SECRET in warren's stdout or stderr (the failure shows the lines, redacted)."""
+    for secret in secrets:
+        lines = [line.replace(secret, "<PASSWORD>") for line in process.logs().splitlines()
+                 if secret in line]
+        assert not lines, "a password appears in warren's output:\n" + "\n".join(lines)
+
+
+@pytest.fixture(scope="module")
+def edges_user() -> Iterator[BrokerUser]:
+    """One broker user for the module's password and permission tests (creating one costs three
+    rabbitmqctl calls); deleted at the end."""
+    require_services("rabbitmq")
+    with Broker() as broker, broker_user(broker, "edges-user") as user:
+        yield user
+
+
+# ---- 1. the broker cancels the consumer ----------------------------------------------------------
+def test_QueueDeleted_WhileConsuming_WarrenDeclaresItAgainResubscribesAndHandlesLaterMessages(
+        broker, created, warren, record_file):
+    queue = created.queue("edges-deleted")
+    port = free_port()
+    config = warren_config(queues=[quorum_queue(queue)],
+                           workers=[scripted_worker("edges-deleted", queue, record_file)],
+                           metrics=metrics_section(port))
+    process = warren(config, **warren_options())
+    process.wait_ready(timeout=30)
+    before = broker.publish_many("", queue, 5, prefix="edges-before-delete")
+    wait_handled(record_file, before)
+
+    broker.delete_queue(queue)
+
+    process.wait_for_log(rf"the broker cancelled the consumer of queue '{re.escape(queue)}'")
+    process.wait_for_log(rf"consuming queue '{re.escape(queue)}' again")
+    wait_until(lambda: consumers_of(broker, queue) == 1, 15,
+               what=lambda: f"{queue} declared again with warren's consumer "
+                            f"(consumers: {consumers_of(broker, queue)})")
+    wait_until(lambda: readyz_status(f"127.0.0.1:{port}") == 200, 5,
+               what=lambda: f"/readyz 200 after subscribing again: {process.describe()}")
+    after = broker.publish_many("", queue, 20, prefix="edges-after-delete")
+    tally = wait_handled(record_file, before + after)
+    assert process.running(), process.describe()
+
+    tally.assert_exactly_once()
+
+
+def test_QueueDeletedAndRedeclareRefused_NotReadyUntilItCanConsumeAgain(
+        broker, created, edges_user, warren, record_file):
+    # Warren re-subscribes within milliseconds of a cancel, too fast for /readyz to be seen at 503.
+    # Here the broker refuses to declare the queue again (the user may no longer configure), so
+    # the consumer stays gone until the permission returns: /readyz must say so meanwhile.
+    queue = created.queue("edges-refused")
+    port = free_port()
+    config = warren_config(
+        queues=[classic_queue(queue)],
+        workers=[scripted_worker("edges-refused", queue, record_file)],
+        broker={"uri": edges_user.uri(broker_port()), **FAST_RECONNECT},
+        metrics=metrics_section(port))
+    process = warren(config, **warren_options(
+        env_overrides={"WARREN_BROKER_PASSWORD": edges_user.password}))
+    process.wait_ready(timeout=30)
+    endpoint = f"127.0.0.1:{port}"
+
+    edges_user.set_permissions(configure="^$")  # nothing: queue.declare is refused
+    try:
+        broker.delete_queue(queue)
+        wait_until(lambda: readyz_status(endpoint) == 503, 15,
+                   what=lambda: f"/readyz 503 while {queue} cannot be declared: "
+                                f"{process.describe()}")
+        process.wait_for_log(r"ACCESS_REFUSED")
+        assert consumers_of(broker, queue) is None, "the queue came back without permission"
+        assert process.running(), process.describe()
+    finally:
+        edges_user.set_permissions()
+
+    wait_until(lambda: readyz_status(endpoint) == 200, 20,
+               what=lambda: f"/readyz 200 once {queue} can be declared: {process.describe()}")
+    assert consumers_of(broker, queue) == 1
+    ids = broker.publish_many("", queue, 10, prefix="edges-refused")
+    wait_handled(record_file, ids).assert_exactly_once()
+    assert_never_logged(process, edges_user.password)
+
+
+# ---- 2. connection.blocked ----------------------------------------------------------------------
+def test_MemoryAlarm_HandlerPublishTimesOutConsumingGoesOnAndPublishingResumesAfterIt(
+        broker, created, warren, tmp_path, record_file):
+    queue, out_queue = created.queue("edges-blocked"), created.queue("edges-blocked-out")
+    out_exchange = created.exchange("edges-blocked-out")
+    port = free_port()
+    endpoint = f"127.0.0.1:{port}"
+    config = warren_config(
+        exchanges=[{"name": out_exchange, "type": "topic"}],
+        queues=[classic_queue(queue),
+                classic_queue(out_queue, bindings=[{"exchange": out_exchange,
+                                                    "routing_key": "edges.#"}])],
+        workers=[timed_worker("edges-blocked", queue, record_file)],
+        broker={"publish_timeout": f"{PUBLISH_TIMEOUT:g}s"},
+        metrics=metrics_section(port))
+    config_path = tmp_path / "warren.toml"
+    config_path.write_text(config)
+    applied = warren_cli("topology", "apply", "-c", str(config_path),
+                         env_overrides=cli_environment())
+    assert applied.returncode == 0, f"{applied.stdout}{applied.stderr}"
+    # Staged before the alarm (it blocks the test's publishing too): one message whose handler
+    # publishes, then plain ones that a second handler thread takes meanwhile.
+    [publishing] = broker.publish_many("", queue, 1, prefix="edges-blocked-publish",
+                                       headers={"x-test-action": f"publish:{out_exchange}:edges.a"})
+    plain = broker.publish_many("", queue, 5, prefix="edges-blocked-plain")
+
+    def publish_cli(routing_key: str):
+        started = time.monotonic()
+        result = warren_cli("publish", "-c", str(config_path), "--exchange", out_exchange,
+                            "--routing-key", routing_key, "--body", "from the cli",
+                            env_overrides=cli_environment(), timeout=30)
+        return result, time.monotonic() - started
+
+    with memory_alarm(broker):
+        process = warren(config, **warren_options())
+        wait_until(lambda: metric_value(endpoint, "warren_broker_blocked") == 1, 30,
+                   ignore=(OSError,),
+                   what=lambda: f"warren_broker_blocked 1 during the alarm: {process.describe()}")
+        wait_handled(record_file, plain)
+        # Called again for the same message: the blocked publish failed at its deadline (the
+        # handler did not hang), and the consumer goes on delivering while publishing is blocked.
+        wait_until(lambda: record_file.count_by_id()[publishing] >= 2, 30,
+                   what=lambda: f"a second call for {publishing}: {process.describe()}")
+        calls = [r for r in record_file.records() if r.message_id == publishing]
+        gap = calls[1].time - calls[0].time
+        assert metric_value(endpoint, "warren_broker_blocked") == 1
+        assert readyz_status(endpoint) == 200, "not ready while only publishing is blocked"
+        assert broker.message_count(out_queue) == 0, "a publish got through the alarm"
+        cli, cli_seconds = publish_cli("edges.cli-blocked")
+
+    assert PUBLISH_TIMEOUT - 0.05 <= gap <= 3 * PUBLISH_TIMEOUT + 2, \
+        f"{gap:.2f}s between the calls: the publish should fail at its deadline " \
+        f"({PUBLISH_TIMEOUT:g}s)"
+    # The first timeout already says why (the publish may have left before the block arrived).
+    first_timeout = re.search(r"^.*not confirmed in time.*$", process.logs(), re.MULTILINE)
+    assert first_timeout and "blocking publishers" in first_timeout.group(0), process.describe()
+    assert cli.returncode == 1, f"{cli.stdout}{cli.stderr}"
+    assert re.search(r"not published:.*block", cli.stderr), cli.stderr
+    assert cli_seconds <= PUBLISH_TIMEOUT + 1.5, \
+        f"warren publish took {cli_seconds:.1f}s with publish_timeout {PUBLISH_TIMEOUT:g}s"
+
+    # After the alarm: unblocked, and publishing works again, from handlers and from the cli.
+    wait_until(lambda: metric_value(endpoint, "warren_broker_blocked") == 0, 30,
+               what=lambda: f"warren_broker_blocked 0 after the alarm: {process.describe()}")
+    after = broker.publish_many("", queue, 3, prefix="edges-unblocked",
+                                headers={"x-test-action": f"publish:{out_exchange}:edges.b"})
+    cli, _ = publish_cli("edges.cli-unblocked")
+    assert cli.returncode == 0, f"{cli.stdout}{cli.stderr}"
+    # The blocked message's publish lands at least once (the copy sent before the block took hold
+    # may land beside the retried one), the later ones once each, and the cli's.
+    bodies: List[str] = []
+
+    def everything_published() -> bool:
+        bodies.extend(message.text for message in broker.drain(out_queue, timeout=0.1))
+        return publishing in bodies and all(i in bodies for i in after) and "from the cli" in bodies
+
+    wait_until(everything_published, 30, what=lambda: f"the publishes after the alarm in "
+                                                       f"{out_queue}; got {bodies}")
+    bodies.extend(message.text for message in broker.drain(out_queue, timeout=0.3))
+    assert all(bodies.count(i) == 1 for i in after), bodies
+    assert process.running(), process.describe()
+
+
+# ---- 3. failover ---------------------------------------------------------------------------------
+def test_Hosts_FirstUnreachable_ConnectsToTheNextConsumesAndLogsTheUnreachableOne(
+        broker, created, warren, tmp_path, record_file):
+    queue, out_queue = created.queue("edges-failover"), created.queue("edges-failover-out")
+    closed = free_port()
+    uri, _password = broker_uri_and_password()
+    hosts = [f"amqp://guest@127.0.0.1:{closed}/", uri]
+    config = warren_config(
+        queues=[classic_queue(queue), classic_queue(out_queue)],
+        workers=[scripted_worker("edges-failover", queue, record_file)],
+        broker={"uri": None, "hosts": hosts, **FAST_RECONNECT})
+    process = warren(config, **warren_options())
+    process.wait_ready(timeout=30)
+
+    ids = broker.publish_many("", queue, 10, prefix="edges-failover",
+                              headers={"x-test-action": f"publish::{out_queue}"})
+    wait_handled(record_file, ids).assert_exactly_once()
+    wait_until(lambda: broker.message_count(out_queue) == len(ids), 15,
+               what="the handlers' publishes (through the publisher's failover too)")
+    logs = process.logs()
+    assert re.search(rf"cannot connect to amqp://guest@127\.0\.0\.1:{closed}/: \S", logs), \
+        process.describe()
+    assert re.search(rf"connected to amqp://guest@127\.0\.0\.1:{broker_port()}/", logs), \
+        process.describe()
+
+    # `warren publish` fails over the same way.
+    config_path = tmp_path / "warren.toml"
+    config_path.write_text(config)
+    cli = warren_cli("publish", "-c", str(config_path), "--exchange", "", "--routing-key",
+                     out_queue, "--body", "failover", env_overrides=cli_environment())
+    assert cli.returncode == 0, f"{cli.stdout}{cli.stderr}"
+
+
+# ---- 4. passwords --------------------------------------------------------------------------------
+def password_test_config(queue: str, record_file, user: BrokerUser, port: int, *,
+                         uri: Optional[str] = None, **broker_keys) -> str:
+    return warren_config(queues=[classic_queue(queue)],
+                         workers=[scripted_worker("edges-password", queue, record_file)],
+                         broker={"uri": uri or user.uri(broker_port()), **FAST_RECONNECT,
+                                 **broker_keys},
+                         metrics=metrics_section(port))
+
+
+@pytest.fixture
+def no_password_in_environment(monkeypatch):
+    monkeypatch.delenv("WARREN_BROKER_PASSWORD", raising=False)
+
+
+def consumes_as(broker: Broker, process: WarrenProcess, queue: str, record_file,
+                prefix: str) -> None:
+    process.wait_ready(timeout=30)
+    ids = broker.publish_many("", queue, 3, prefix=prefix)
+    wait_handled(record_file, ids).assert_exactly_once()
+
+
+def test_Password_FromEnvironmentWithUriWithoutPassword_ConnectsAndIsNeverLogged(
+        broker, created, edges_user, warren, record_file, no_password_in_environment):
+    queue = created.queue("edges-pw-env")
+    process = warren(password_test_config(queue, record_file, edges_user, free_port()),
+                     **warren_options(env_overrides={
+                         "WARREN_BROKER_PASSWORD": edges_user.password}))
+    consumes_as(broker, process, queue, record_file, "edges-pw-env")
+    assert_never_logged(process, edges_user.password)
+    assert "holds a password" not in process.logs()
+
+
+def test_Password_FromPasswordFile_ConnectsAndIsNeverLogged(
+        broker, created, edges_user, warren, record_file, tmp_path, no_password_in_environment):
+    queue = created.queue("edges-pw-file")
+    password_file = tmp_path / "broker-password"
+    password_file.write_text(edges_user.password + "\n")
+    password_file.chmod(0o600)
+    config = password_test_config(queue, record_file, edges_user, free_port(),
+                                  password_file=str(password_file))
+    process = warren(config, plugin_dir=env("WARREN_FIXTURE_PLUGIN_DIR"))
+    consumes_as(broker, process, queue, record_file, "edges-pw-file")
+    assert_never_logged(process, edges_user.password)
+
+
+def test_Password_Wrong_LoginRefusedClearlyKeepsRetryingNotReadyAndIsNeverLogged(
+        created, edges_user, warren, record_file, no_password_in_environment):
+    queue = created.queue("edges-pw-wrong")
+    port = free_port()
+    wrong = edges_user.password.replace("pw-", "wrong-pw-")
+    process = warren(password_test_config(queue, record_file, edges_user, port),
+                     **warren_options(env_overrides={"WARREN_BROKER_PASSWORD": wrong}))
+
+    # Two refused logins: it keeps trying (a fixed password may yet be deployed).
+    refused = re.compile(r"^\S+ warning +cannot connect to amqp://\S+: connection closed by the "
+                         r"broker: ACCESS_REFUSED - Login was refused", re.MULTILINE)
+    wait_until(lambda: len(refused.findall(process.logs())) >= 2, 30,
+               what=lambda: f"two refused logins of the consumer: {process.describe()}")
+    assert process.running(), process.describe()
+    assert readyz_status(f"127.0.0.1:{port}") == 503, process.describe()
+    assert "consuming" not in process.logs(), process.describe()
+    assert_never_logged(process, wrong, edges_user.password)
+
+
+def test_Password_InsideTheUri_ConnectsButWarnsAndIsNeverLogged(
+        broker, created, edges_user, warren, record_file, no_password_in_environment):
+    queue = created.queue("edges-pw-uri")
+    config = password_test_config(queue, record_file, edges_user, free_port(),
+                                  uri=edges_user.uri(broker_port(), with_password=True))
+    process = warren(config, plugin_dir=env("WARREN_FIXTURE_PLUGIN_DIR"))
+    consumes_as(broker, process, queue, record_file, "edges-pw-uri")
+    assert re.search(r"warn.*broker URI holds a password", process.logs()), process.describe()
+    assert_never_logged(process, edges_user.password)
