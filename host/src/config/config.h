@@ -28,8 +28,8 @@ using ArgumentValue = std::variant<bool, std::int64_t, double, std::string>;
 using Arguments = std::map<std::string, ArgumentValue>;
 
 struct HostConfig {
-  std::string name;                    // default: the machine's hostname
-  std::filesystem::path plugin_dir;    // absolute; default /usr/lib/warren/plugins
+  std::string name;                  // default: the machine's hostname
+  std::filesystem::path plugin_dir;  // absolute; default /usr/lib/warren/plugins
   Duration shutdown_timeout = std::chrono::seconds(30);
 };
 
@@ -138,8 +138,8 @@ struct WorkerConfig {
   int concurrency = 1;
   RetryPolicy retry;
   std::map<std::string, std::string> settings;  // scalars rendered as strings
-  std::string dead_letter_exchange;  // default: the queue's dead_letter_exchange
-  std::string dead_letter_queue;     // declared and bound to the dead-letter exchange when set
+  std::string dead_letter_exchange;             // default: the queue's dead_letter_exchange
+  std::string dead_letter_queue;  // declared and bound to the dead-letter exchange when set
   std::optional<IdempotencyConfig> idempotency;
   SourceLocation where;
 };

@@ -22,7 +22,8 @@ std::string join_problems(const std::vector<ConfigProblem>& problems) {
 std::string ConfigProblem::to_string() const {
   std::string text = file;
   // A problem with no single place (a missing section) names the file only.
-  if (line > 0) text += ':' + std::to_string(line) + ':' + std::to_string(column);
+  if (line > 0)
+    text += ':' + std::to_string(line) + ':' + std::to_string(column);
   text += ": ";
   if (!key.empty()) {
     text += key + ": ";

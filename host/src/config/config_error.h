@@ -10,7 +10,7 @@ namespace warren::config {
 
 struct ConfigProblem {
   std::string file;
-  int line = 0;    // 0 when the problem has no single place (e.g. a missing section)
+  int line = 0;  // 0 when the problem has no single place (e.g. a missing section)
   int column = 0;
   std::string key;  // dotted path, e.g. "workers[1].prefetch"
   std::string message;

@@ -58,10 +58,10 @@ typedef enum warren_error_kind {
  * warren_host_api.message_report; the host copies every string before that call returns. */
 typedef struct warren_outcome {
   uint32_t struct_size;
-  uint32_t kind;       /* warren_outcome_kind */
-  int64_t delay_ms;    /* RETRY only: the delay asked for, or -1 for the worker's policy */
-  warren_str reason;   /* DEAD_LETTER: the reason; THREW*: the exception's what() */
-  uint32_t error_kind; /* warren_error_kind */
+  uint32_t kind;         /* warren_outcome_kind */
+  int64_t delay_ms;      /* RETRY only: the delay asked for, or -1 for the worker's policy */
+  warren_str reason;     /* DEAD_LETTER: the reason; THREW*: the exception's what() */
+  uint32_t error_kind;   /* warren_error_kind */
   warren_str error_type; /* THREW*: the exception's mangled type name (the host demangles) */
 } warren_outcome;
 

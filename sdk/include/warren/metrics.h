@@ -16,7 +16,8 @@ class Metric {
 
  protected:
   void record(double value) const noexcept {
-    if (handle_ != nullptr) host_->metric_record(handle_, value);
+    if (handle_ != nullptr)
+      host_->metric_record(handle_, value);
   }
 
  private:

@@ -19,9 +19,7 @@ class Outcome {
   // Try again later, after the delay of the worker's retry policy.
   static Outcome retry() { return Outcome(Kind::retry, std::nullopt, {}); }
   // Try again after `delay` (overrides the policy's delay; the attempt limit still applies).
-  static Outcome retry(std::chrono::milliseconds delay) {
-    return Outcome(Kind::retry, delay, {});
-  }
+  static Outcome retry(std::chrono::milliseconds delay) { return Outcome(Kind::retry, delay, {}); }
   // Never retry: send the message to the worker's dead-letter exchange with this reason.
   static Outcome dead_letter(std::string reason) {
     return Outcome(Kind::dead_letter, std::nullopt, std::move(reason));

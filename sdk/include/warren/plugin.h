@@ -41,14 +41,15 @@
 #endif
 
 // Who built this code: shown by `warren plugins` to diagnose a plugin built elsewhere.
-#define WARREN_BUILD_FINGERPRINT                                                  \
-  WARREN_DETAIL_COMPILER ";std=" WARREN_DETAIL_STR(__cplusplus) ";cxx11abi=" \
-      WARREN_DETAIL_CXX11_ABI
+#define WARREN_BUILD_FINGERPRINT                                            \
+  WARREN_DETAIL_COMPILER ";std=" WARREN_DETAIL_STR(__cplusplus) ";cxx11abi" \
+                                                                "=" WARREN_DETAIL_CXX11_ABI
 
 namespace warren::detail {
 
 inline void copy_error(char* buffer, std::size_t capacity, const char* text) noexcept {
-  if (buffer == nullptr || capacity == 0) return;
+  if (buffer == nullptr || capacity == 0)
+    return;
   const std::size_t length = std::min(std::strlen(text), capacity - 1);
   std::memcpy(buffer, text, length);
   buffer[length] = '\0';
@@ -56,7 +57,8 @@ inline void copy_error(char* buffer, std::size_t capacity, const char* text) noe
 
 template <class H>
 struct Instance {
-  Instance(const warren_host_api* host, void* host_plugin) : context(host, host_plugin), handler(context) {}
+  Instance(const warren_host_api* host, void* host_plugin)
+      : context(host, host_plugin), handler(context) {}
   PluginContext context;
   H handler;
 };
@@ -83,9 +85,8 @@ void destroy(void* instance) noexcept {
   delete static_cast<Instance<H>*>(instance);
 }
 
-inline void report(const warren_host_api* host, void* host_message, uint32_t kind,
-                   int64_t delay_ms, std::string_view reason, uint32_t error_kind,
-                   const char* error_type) noexcept {
+inline void report(const warren_host_api* host, void* host_message, uint32_t kind, int64_t delay_ms,
+                   std::string_view reason, uint32_t error_kind, const char* error_type) noexcept {
   warren_outcome outcome{};
   outcome.struct_size = sizeof(outcome);
   outcome.kind = kind;
@@ -125,8 +126,8 @@ void handle(void* instance, const warren_message* message, void* host_message) n
     const Outcome outcome = self->handler.handle(msg, ctx);
     report_outcome(host, host_message, outcome);
   } catch (const PermanentError& e) {
-    report(host, host_message, WARREN_OUTCOME_THREW_PERMANENT, -1, e.what(),
-           WARREN_ERROR_PERMANENT, typeid(e).name());
+    report(host, host_message, WARREN_OUTCOME_THREW_PERMANENT, -1, e.what(), WARREN_ERROR_PERMANENT,
+           typeid(e).name());
   } catch (const std::exception& e) {
     report(host, host_message, WARREN_OUTCOME_THREW, -1, e.what(), WARREN_ERROR_STD_EXCEPTION,
            typeid(e).name());
@@ -138,7 +139,8 @@ void handle(void* instance, const warren_message* message, void* host_message) n
 
 template <class H>
 constexpr warren_plugin_descriptor make_descriptor(const char* name, const char* version) {
-  static_assert(std::is_base_of_v<Handler, H>, "a Warren plugin class derives from warren::Handler");
+  static_assert(std::is_base_of_v<Handler, H>,
+                "a Warren plugin class derives from warren::Handler");
   static_assert(std::is_constructible_v<H, PluginContext&>,
                 "a Warren plugin class has a constructor taking warren::PluginContext&");
   warren_plugin_descriptor descriptor{};
@@ -157,10 +159,10 @@ constexpr warren_plugin_descriptor make_descriptor(const char* name, const char*
 }  // namespace warren::detail
 
 // Exports the plugin. Use once per `.so`, at namespace scope.
-#define WARREN_PLUGIN(HandlerClass, name_literal, version_literal)                          \
-  extern "C" __attribute__((visibility("default"))) const warren_plugin_descriptor*        \
-  warren_plugin_entry(void) {                                                              \
-    static constexpr warren_plugin_descriptor descriptor =                                 \
-        ::warren::detail::make_descriptor<HandlerClass>(name_literal, version_literal);    \
-    return &descriptor;                                                                    \
+#define WARREN_PLUGIN(HandlerClass, name_literal, version_literal)                      \
+  extern "C" __attribute__((visibility("default"))) const warren_plugin_descriptor*     \
+  warren_plugin_entry(void) {                                                           \
+    static constexpr warren_plugin_descriptor descriptor =                              \
+        ::warren::detail::make_descriptor<HandlerClass>(name_literal, version_literal); \
+    return &descriptor;                                                                 \
   }

@@ -15,7 +15,8 @@ class Scope {
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;
   ~Scope() {
-    while (!entries_.empty()) entries_.pop_back();
+    while (!entries_.empty())
+      entries_.pop_back();
   }
 
   // Constructs a T owned by the scope and returns it.
@@ -31,7 +32,8 @@ class Scope {
   template <class T>
   T* find() noexcept {
     for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
-      if (auto* holder = dynamic_cast<Holder<T>*>(it->get())) return &holder->value;
+      if (auto* holder = dynamic_cast<Holder<T>*>(it->get()))
+        return &holder->value;
     }
     return nullptr;
   }
@@ -39,7 +41,8 @@ class Scope {
   // The newest T in this scope, made with `args` when there is none yet.
   template <class T, class... Args>
   T& get_or_make(Args&&... args) {
-    if (T* existing = find<T>()) return *existing;
+    if (T* existing = find<T>())
+      return *existing;
     return make<T>(std::forward<Args>(args)...);
   }
 

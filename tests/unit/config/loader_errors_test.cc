@@ -104,8 +104,7 @@ TEST(ConfigProblem, ToString_IsFileLineColumnKeyMessage) {
                 .to_string(),
             "conf/warren.toml:12:3: workers[1].prefetch: must be an integer from 1 to 65535, "
             "got 0");
-  EXPECT_EQ((ConfigProblem{"w.toml", 0, 0, "", "cannot read"}).to_string(),
-            "w.toml: cannot read");
+  EXPECT_EQ((ConfigProblem{"w.toml", 0, 0, "", "cannot read"}).to_string(), "w.toml: cannot read");
 }
 
 TEST(LoadConfig, MissingFile_IsRefusedAtLineZeroNamingThePathAndTheOsError) {
