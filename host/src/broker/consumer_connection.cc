@@ -20,7 +20,6 @@ using Clock = std::chrono::steady_clock;
 
 // Channel 1 declares topology; subscription i consumes on channel i + 2.
 constexpr amqp_channel_t kTopologyChannel = 1;
-constexpr auto kResubscribeDelay = std::chrono::seconds(2);
 constexpr auto kControlTimeout = std::chrono::seconds(20);
 
 }  // namespace

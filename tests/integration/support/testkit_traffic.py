@@ -2,11 +2,9 @@
 
 `publish_bulk` fills a queue with thousands of messages in seconds: the kit's Broker.publish waits
 for a confirm per message (a few hundred a second on a quorum queue here), too slow to stage
-20,000. It publishes on its own channel without confirms, ends with a synchronous round trip on
-that channel (the broker has routed everything before it answers), and returns the ids. A test
-that fills a queue before warren consumes it then waits for the queue to hold them
-(`wait_for_ready`), so a message lost on the way in would fail the test there, not later as a
-false "lost by Warren".
+20,000. It keeps every publish in flight at once on an asynchronous connection and returns when
+the broker confirmed them all, so a message lost on the way in fails the test there, not later
+as a false "lost by Warren".
 
 `Tally` compares the ids a test published with the ids a handler saw (the scripted plugin's
 record file) and names the lost, duplicated and unexpected ones.
@@ -25,28 +23,57 @@ from testkit_env import env, wait_until
 
 def publish_bulk(exchange: str, routing_key: str, n: int, prefix: str = "bulk", *,
                  headers: Optional[Dict[str, Any]] = None, body: Optional[bytes] = None,
-                 uri: Optional[str] = None) -> List[str]:
+                 uri: Optional[str] = None, timeout: float = 120) -> List[str]:
     """Publishes N persistent messages with unique ids PREFIX-<run>-<index> (also in the header
-    x-test-id, like Broker.publish_many) on a connection of its own, without per-message
-    confirms. Returns the ids in order. Check arrival with wait_for_ready()."""
+    x-test-id, like Broker.publish_many) on a connection of its own and returns the ids in order
+    once the broker confirmed every one. The publishes are pipelined (pika's asynchronous
+    connection, all in flight at once), so thousands take seconds; an unconfirmed publish can be
+    dropped by a quorum queue when its channel closes, which would look like a message lost by
+    Warren."""
     run = uuid.uuid4().hex[:8]
+    ids = [f"{prefix}-{run}-{index:06d}" for index in range(n)]
     parameters = pika.URLParameters(uri or env("WARREN_TEST_AMQP_URI"))
     parameters.heartbeat = 0
-    connection = pika.BlockingConnection(parameters)
-    ids = []
-    try:
-        channel = connection.channel()
-        for index in range(n):
-            message_id = f"{prefix}-{run}-{index:06d}"
+    state = {"confirmed": 0, "nacked": 0, "error": None}
+
+    def on_confirm(frame) -> None:
+        method = frame.method
+        if isinstance(method, pika.spec.Basic.Nack):
+            state["nacked"] += 1
+        tag = method.delivery_tag
+        state["confirmed"] = tag if method.multiple else state["confirmed"] + 1
+        if state["confirmed"] >= n:
+            connection.close()
+
+    def on_channel(channel) -> None:
+        channel.confirm_delivery(on_confirm)
+        for message_id in ids:
             properties = pika.BasicProperties(
                 message_id=message_id, delivery_mode=2,
                 headers={**(headers or {}), "x-test-id": message_id})
             channel.basic_publish(exchange, routing_key, body if body is not None
                                   else message_id.encode(), properties)
-            ids.append(message_id)
-        channel.basic_qos(prefetch_count=0)  # a round trip: every publish before it was routed
-    finally:
-        connection.close()
+        if n == 0:
+            connection.close()
+
+    def on_open(opened) -> None:
+        opened.channel(on_open_callback=on_channel)
+
+    def on_failure(_connection, error) -> None:
+        state["error"] = error
+        connection.ioloop.stop()
+
+    connection = pika.SelectConnection(parameters, on_open_callback=on_open,
+                                       on_open_error_callback=on_failure,
+                                       on_close_callback=lambda *_: connection.ioloop.stop())
+    timer = connection.ioloop.call_later(timeout, lambda: on_failure(connection, "timeout"))
+    connection.ioloop.start()
+    connection.ioloop.remove_timeout(timer)
+    if state["error"] is not None or state["confirmed"] < n:
+        raise AssertionError(f"publish_bulk: {state['confirmed']} of {n} confirmed "
+                             f"({state['error']})")
+    if state["nacked"]:
+        raise AssertionError(f"publish_bulk: the broker nacked {state['nacked']} of {n}")
     return ids
 
 
