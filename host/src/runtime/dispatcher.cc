@@ -1,6 +1,8 @@
 // See dispatcher.h.
 #include "runtime/dispatcher.h"
 
+#include <limits>
+
 #include "observability/log.h"
 #include "runtime/ids.h"
 #include "runtime/message_context.h"
@@ -31,7 +33,7 @@ Dispatcher::Dispatcher(DispatcherOptions options, const plugin::HandlerInstance&
       publisher_(publisher),
       metrics_(metrics),
       health_(health),
-      inbox_(options_.prefetch) {}
+      inbox_(std::numeric_limits<std::size_t>::max()) {}
 
 Dispatcher::~Dispatcher() {
   inbox_.close();

@@ -3,8 +3,10 @@
 // hands it back to the transport. Nothing a handler does, throws or returns escapes: the worker
 // and the host keep going.
 //
-// In-flight deliveries are bounded by the transport's prefetch (the broker never sends more);
-// the inbox is sized to match, so deliver() does not block a broker's I/O thread.
+// In-flight deliveries are bounded by the transport (prefetch per channel incarnation), not by
+// the inbox: after a reconnect the old incarnation's deliveries still wait in the inbox beside a
+// full prefetch of new ones, and a deliver() that blocked would stall the broker's I/O thread (no
+// heartbeats, no acks) until a handler finished. So deliver() never blocks.
 #pragma once
 
 #include <atomic>

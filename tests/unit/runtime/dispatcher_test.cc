@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <barrier>
+#include <condition_variable>
+#include <future>
 #include <latch>
 #include <map>
 #include <set>
@@ -326,6 +328,60 @@ TEST(Dispatcher, StaleDelivery_IsNotHandled) {
   ASSERT_TRUE(log.wait_for_count(1, 5s));
   EXPECT_EQ(log.entries()[0].second.kind, Settlement::Kind::requeue);
   EXPECT_EQ(g_chaos.calls.load(), calls_before);
+  EXPECT_TRUE(dispatcher.drain(std::chrono::steady_clock::now() + 5s));
+}
+
+// ---- After a reconnect the old channel's deliveries still wait in the inbox beside a full
+// prefetch of new ones: deliver() runs on the broker's I/O thread and must not wait for a handler.
+std::mutex g_gate_mutex;
+std::condition_variable g_gate_cv;
+bool g_gate_open = false;
+std::atomic<int> g_gated_started{0};
+class Gated final : public warren::Handler {
+ public:
+  explicit Gated(warren::PluginContext&) {}
+  warren::Outcome handle(const warren::Message&, warren::Context&) override {
+    ++g_gated_started;
+    std::unique_lock lock(g_gate_mutex);
+    g_gate_cv.wait(lock, [] { return g_gate_open; });
+    return warren::Outcome::ack();
+  }
+};
+
+void open_gate() {
+  std::lock_guard lock(g_gate_mutex);
+  g_gate_open = true;
+  g_gate_cv.notify_all();
+}
+
+TEST(Dispatcher, MorePendingThanPrefetchAfterAReconnect_DeliverDoesNotWaitForARunningHandler) {
+  observability::Metrics metrics;
+  WorkerContext worker("gated", "gated", {}, metrics);
+  const plugin::HandlerInstance handler(InProcessPlugin::of<Gated>("gated"), worker);
+  DispatcherOptions options;
+  options.worker = "gated";
+  options.prefetch = 2;
+  options.concurrency = 1;
+  Dispatcher dispatcher(options, handler, worker, nullptr, metrics.worker("gated", "q"), nullptr);
+  dispatcher.start();
+  SettlementLog log;
+  // Incarnation 1: one delivery in the handler, one waiting; the connection drops.
+  dispatcher.deliver(FakeDelivery::make("old-1", log));
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (g_gated_started.load() < 1 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(1ms);  // polling a condition, bounded by the deadline
+  ASSERT_EQ(g_gated_started.load(), 1);
+  dispatcher.deliver(FakeDelivery::make("old-2", log));
+  // Incarnation 2: the broker sends a full prefetch again.
+  auto delivering = std::async(std::launch::async, [&] {
+    dispatcher.deliver(FakeDelivery::make("new-1", log));
+    dispatcher.deliver(FakeDelivery::make("new-2", log));
+  });
+  const bool returned = delivering.wait_for(5s) == std::future_status::ready;
+  open_gate();
+  delivering.wait();
+  EXPECT_TRUE(returned) << "deliver() waited for the running handler";
+  EXPECT_TRUE(log.wait_for_count(4, 5s));
   EXPECT_TRUE(dispatcher.drain(std::chrono::steady_clock::now() + 5s));
 }
 
