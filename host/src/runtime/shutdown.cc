@@ -37,14 +37,12 @@ bool ShutdownSignal::wait_for(std::chrono::milliseconds timeout) {
 
 namespace {
 
-constexpr auto kRepeatedSignalWindow = std::chrono::milliseconds(250);
-
 sigset_t stop_signals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
-  // SIGUSR2 only wakes the watcher when the host is done (see ~SignalWatcher).
+  // SIGUSR2 wakes the watcher when the host is done (see ~SignalWatcher).
   sigaddset(&set, SIGUSR2);
   return set;
 }
@@ -54,14 +52,19 @@ sigset_t stop_signals() {
 SignalWatcher::SignalWatcher(ShutdownSignal& shutdown) {
   const sigset_t set = stop_signals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  thread_ = std::thread([&shutdown, set] {
+  thread_ = std::thread([this, &shutdown, set] {
     int count = 0;
     for (;;) {
       int signal_number = 0;
       if (sigwait(&set, &signal_number) != 0)
         continue;
-      if (signal_number == SIGUSR2)
-        return;
+      if (signal_number == SIGUSR2) {
+        // Only our destructor's counts: a stray one (kill -USR2) must not leave SIGINT and
+        // SIGTERM blocked with nobody watching them.
+        if (stopping_.load())
+          return;
+        continue;
+      }
       ++count;
       if (count == 1) {
         observability::log_info(std::string("received ") + strsignal(signal_number) +
@@ -78,6 +81,7 @@ SignalWatcher::SignalWatcher(ShutdownSignal& shutdown) {
 }
 
 SignalWatcher::~SignalWatcher() {
+  stopping_ = true;
   pthread_kill(thread_.native_handle(), SIGUSR2);
   thread_.join();
 }

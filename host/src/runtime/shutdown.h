@@ -2,6 +2,7 @@
 // broker requeues whatever was unacked) or from code (tests).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -24,7 +25,8 @@ class ShutdownSignal {
 };
 
 // Blocks SIGINT and SIGTERM in the calling thread (call it first in main, so every thread
-// inherits the mask) and watches them on a dedicated thread.
+// inherits the mask) and watches them on a dedicated thread. SIGUSR2 is blocked too: the
+// destructor sends it to wake the watcher; one from outside is ignored.
 class SignalWatcher {
  public:
   explicit SignalWatcher(ShutdownSignal& shutdown);
@@ -33,6 +35,7 @@ class SignalWatcher {
   SignalWatcher& operator=(const SignalWatcher&) = delete;
 
  private:
+  std::atomic<bool> stopping_{false};
   std::thread thread_;
 };
 
