@@ -36,6 +36,10 @@ PublisherConnection::PublisherConnection(PublisherOptions options, observability
 }
 
 PublisherConnection::~PublisherConnection() {
+  close();
+}
+
+void PublisherConnection::close() {
   stopping_ = true;
   requests_.wake();
   if (io_thread_.joinable())
@@ -49,11 +53,9 @@ std::shared_ptr<PendingPublish> PublisherConnection::send(runtime::OutboundMessa
     message.message_id = runtime::random_uuid();
   auto pending =
       std::make_shared<PendingPublish>(std::move(message), Clock::now() + options_.publish_timeout);
-  if (stopping_.load()) {
+  // Refused once the I/O thread closed the queue on its way out: nobody would resolve it.
+  if (!requests_.push(pending))
     finish(pending, PendingPublish::Result::unavailable, ": the host is shutting down");
-  } else {
-    requests_.push(pending);
-  }
   return pending;
 }
 
@@ -96,7 +98,9 @@ void PublisherConnection::run() {
     }
     wait_for_io(connection_.get(), requests_.fd(), tick);
   }
-  // Shutting down: whatever is left fails now rather than hanging its caller.
+  // Shutting down: whatever is left fails now rather than hanging its caller; later sends are
+  // refused by the closed queue.
+  requests_.close();
   for (auto& request : requests_.take())
     waiting_.push_back(std::move(request));
   for (auto& pending : waiting_) {

@@ -45,10 +45,16 @@ class PublisherConnection final : public runtime::Publisher {
   PublisherConnection(const PublisherConnection&) = delete;
   PublisherConnection& operator=(const PublisherConnection&) = delete;
 
-  // Queues a publish; the result arrives in the returned object. Never blocks.
+  // Queues a publish; the result arrives in the returned object. Never blocks. After close(), the
+  // result is `unavailable` at once.
   std::shared_ptr<PendingPublish> send(runtime::OutboundMessage message);
   // send() and wait: returns when confirmed, throws runtime::PublishError otherwise.
   void publish(const runtime::OutboundMessage& message) override;
+
+  // Fails what is still waiting or unconfirmed (unavailable), closes the connection and stops
+  // the threads. The object stays valid for threads that still call send() (a handler past the
+  // shutdown timeout). Idempotent; call it from one thread.
+  void close();
 
   bool connected() const noexcept { return connected_.load(); }
   bool blocked() const noexcept { return blocked_.load(); }

@@ -121,7 +121,9 @@ void RabbitMqTransport::stop_consuming() {
 void RabbitMqTransport::close() {
   if (consumer_)
     consumer_->close();
-  publisher_.reset();
+  // Stopped, not destroyed: a handler still running past the shutdown timeout may yet publish or
+  // settle, and then gets an error rather than a dangling pointer.
+  publisher_->close();
 }
 
 bool RabbitMqTransport::ready() const noexcept {
@@ -129,10 +131,6 @@ bool RabbitMqTransport::ready() const noexcept {
 }
 
 void RabbitMqTransport::publish(const runtime::OutboundMessage& message) {
-  if (!publisher_) {
-    throw runtime::PublishError(runtime::PublishError::Reason::unavailable,
-                                "the host is shutting down");
-  }
   publisher_->publish(message);
 }
 

@@ -23,15 +23,25 @@ class WakeupQueue {
   WakeupQueue(const WakeupQueue&) = delete;
   WakeupQueue& operator=(const WakeupQueue&) = delete;
 
-  void push(Command command) {
+  // False (and nothing queued) once close() ran: nobody would take it.
+  bool push(Command command) {
     bool was_empty = false;
     {
       std::lock_guard lock(mutex_);
+      if (closed_)
+        return false;
       was_empty = commands_.empty();
       commands_.push_back(std::move(command));
     }
     if (was_empty)
       wake();
+    return true;
+  }
+
+  // The I/O thread is leaving: later pushes are refused. take() still returns what was queued.
+  void close() {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
   }
 
   // Everything queued so far, oldest first.
@@ -61,6 +71,7 @@ class WakeupQueue {
   const int fd_;
   mutable std::mutex mutex_;
   std::vector<Command> commands_;
+  bool closed_ = false;
 };
 
 }  // namespace warren::broker
