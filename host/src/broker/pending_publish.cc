@@ -51,7 +51,7 @@ void PendingPublish::wait() {
     case Result::pending:
       return;
     case Result::nacked:
-      throw runtime::PublishError(Reason::nacked, target + " was nacked by the broker" + detail_);
+      throw runtime::PublishError(Reason::nacked, target + " was refused" + detail_);
     case Result::returned:
       throw runtime::PublishError(Reason::returned,
                                   target + " was returned: no queue is bound for it" + detail_);

@@ -21,7 +21,33 @@ std::int64_t now_ns() {
   return Clock::now().time_since_epoch().count();
 }
 
+// rabbitmq-c's encoding failures: the message's fault, not the connection's.
+bool is_encoding_failure(int status) {
+  return status == AMQP_STATUS_BAD_AMQP_DATA || status == AMQP_STATUS_TABLE_TOO_BIG;
+}
+
 }  // namespace
+
+std::optional<std::string> why_unsendable(const runtime::OutboundMessage& message) {
+  constexpr std::size_t kMaxShortString = 255;
+  auto too_long = [](const std::string& what, std::size_t size) {
+    return what + " is " + std::to_string(size) + " bytes long; AMQP allows at most " +
+           std::to_string(kMaxShortString);
+  };
+  if (message.exchange.size() > kMaxShortString)
+    return too_long("the exchange name", message.exchange.size());
+  if (message.routing_key.size() > kMaxShortString)
+    return too_long("the routing key", message.routing_key.size());
+  if (message.message_id.size() > kMaxShortString)
+    return too_long("the message id", message.message_id.size());
+  if (message.content_type.size() > kMaxShortString)
+    return too_long("the content type", message.content_type.size());
+  for (const auto& [name, value] : message.headers) {
+    if (name.size() > kMaxShortString)
+      return too_long("header name '" + name.substr(0, 40) + "...'", name.size());
+  }
+  return std::nullopt;
+}
 
 PublisherConnection::PublisherConnection(PublisherOptions options, observability::Metrics* metrics,
                                          observability::Health* health)
@@ -206,6 +232,10 @@ void PublisherConnection::send_waiting() {
 
 void PublisherConnection::publish_one(const std::shared_ptr<PendingPublish>& pending) {
   const runtime::OutboundMessage& message = pending->message();
+  if (auto why = why_unsendable(message)) {
+    finish(pending, PendingPublish::Result::nacked, ": it cannot be sent: " + *why);
+    return;
+  }
   AmqpTableBuilder headers;
   headers.add_all(message.headers);
   amqp_basic_properties_t properties{};
@@ -229,6 +259,11 @@ void PublisherConnection::publish_one(const std::shared_ptr<PendingPublish>& pen
                                         bytes_of(message.routing_key), message.mandatory ? 1 : 0, 0,
                                         &properties, bytes_of(message.body));
   publish_started_ns_ = 0;
+  if (is_encoding_failure(status)) {
+    // It would fail the same way on every connection; this one may hold half a message now.
+    finish(pending, PendingPublish::Result::nacked, ": it cannot be sent: " + status_text(status));
+    throw ConnectionLost("a publish could not be encoded (" + status_text(status) + ")");
+  }
   if (status != AMQP_STATUS_OK) {
     waiting_.push_front(pending);  // not sent: try again on the next connection
     throw ConnectionLost("publish failed: " + status_text(status));
@@ -251,7 +286,8 @@ void PublisherConnection::confirm(std::uint64_t tag, bool multiple, PendingPubli
     if (entry.returned && result == PendingPublish::Result::confirmed) {
       finish(entry.publish, PendingPublish::Result::returned, ": " + entry.return_text);
     } else {
-      finish(entry.publish, result);
+      finish(entry.publish, result,
+             result == PendingPublish::Result::nacked ? " by the broker (basic.nack)" : "");
     }
   }
   in_flight_.erase(begin, end);

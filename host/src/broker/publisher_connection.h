@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -104,5 +105,10 @@ class PublisherConnection final : public runtime::Publisher {
   std::thread io_thread_;
   std::thread watchdog_thread_;
 };
+
+// Why no broker could ever take `message` (a name, key or id longer than an AMQP short string),
+// or nullopt. Checked before sending: rabbitmq-c finds out only while encoding, and retrying on a
+// new connection would fail the same way until the publish timed out.
+std::optional<std::string> why_unsendable(const runtime::OutboundMessage& message);
 
 }  // namespace warren::broker

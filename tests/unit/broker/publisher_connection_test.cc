@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <future>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -47,6 +49,33 @@ runtime::PublishError::Reason failure_of(PublisherConnection& publisher) {
   }
   ADD_FAILURE() << "publish succeeded without a broker";
   return runtime::PublishError::Reason::nacked;
+}
+
+TEST(WhyUnsendable, AnOrdinaryMessage_CanBeSent) {
+  EXPECT_EQ(why_unsendable(message()), std::nullopt);
+}
+
+TEST(WhyUnsendable, ANameOrKeyOverAnAmqpShortString_IsRefusedSayingWhichAndHowLong) {
+  auto long_key = message();
+  long_key.routing_key = std::string(300, 'k');
+  EXPECT_EQ(why_unsendable(long_key), "the routing key is 300 bytes long; AMQP allows at most 255");
+
+  auto long_header = message();
+  long_header.headers.emplace_back(std::string(256, 'h'), "value");
+  const auto why = why_unsendable(long_header);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("header name 'hhhh"), std::string::npos) << *why;
+  EXPECT_NE(why->find("256 bytes long"), std::string::npos) << *why;
+
+  auto long_id = message();
+  long_id.message_id = std::string(256, 'i');
+  EXPECT_NE(why_unsendable(long_id), std::nullopt);
+  auto long_exchange = message();
+  long_exchange.exchange = std::string(256, 'e');
+  EXPECT_NE(why_unsendable(long_exchange), std::nullopt);
+  auto long_header_value = message();
+  long_header_value.headers.emplace_back("h", std::string(10000, 'v'));  // a long string: fine
+  EXPECT_EQ(why_unsendable(long_header_value), std::nullopt);
 }
 
 TEST(WakeupQueue, PushAfterClose_IsRefusedAndWhatWasQueuedIsStillTaken) {
