@@ -17,12 +17,22 @@ TEST(OutboxSchema, CompiledInText_IsTheSqlFile) {
   EXPECT_THAT(std::string(outbox_schema_sql()), HasSubstr("warren_outbox_enqueue"));
 }
 
-TEST(OutboxSchema, AppliedAgain_Succeeds) {
-  testing::PgTestSchema schema;
+TEST(OutboxSchema, AppliedAgain_SucceedsAndKeepsTheRowsOfBothTables) {
+  testing::PgTestSchema schema;  // applied once already
   PG_TEST_SCHEMA_OR_SKIP(schema);
   auto db = schema.connect();
+  db.exec("SELECT warren_outbox_enqueue('e', 'k', '\\x00', message_id => 'before')");
+  db.exec("INSERT INTO warren_inbox (worker, message_id) VALUES ('w', 'seen-before')");
+
   EXPECT_NO_THROW(apply_outbox_schema(db));
   EXPECT_NO_THROW(apply_outbox_schema(db));
+
+  // An upgrade runs it on a live database: nothing dropped, and the function still works.
+  db.exec("SELECT warren_outbox_enqueue('e', 'k', '\\x00', message_id => 'after')");
+  EXPECT_EQ(db.exec("SELECT string_agg(message_id, ',' ORDER BY message_id) FROM warren_outbox")
+                .text(0, 0),
+            "after,before");
+  EXPECT_EQ(db.exec("SELECT message_id FROM warren_inbox").text(0, 0), "seen-before");
 }
 
 TEST(OutboxSchema, Enqueue_WithDefaults_InsertsAPendingRowWithAFreshMessageId) {

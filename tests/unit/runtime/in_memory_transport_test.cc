@@ -142,16 +142,28 @@ TEST(InMemoryTransport, DeadLetter_GoesToTheQueuesDeadLetterExchangeWithTheReaso
   InMemoryTransport transport(bookstore(), 100ms);
   transport.publish(event("pedido.registrado", "d1"));
   HoldingSink sink;
-  transport.start({Subscription{"emails", "livraria.emails", 1, &sink, ""}});
+  HoldingSink dead_letters;
+  transport.start({Subscription{"emails", "livraria.emails", 1, &sink, ""},
+                   Subscription{"audit", "livraria.mortas.q", 1, &dead_letters, ""}});
   ASSERT_TRUE(sink.wait_for(1));
   Settlement dead;
   dead.kind = Settlement::Kind::dead_letter;
   dead.reason = "warren::PermanentError: malformed JSON";
   dead.worker = "emails";
   sink.take(0)->settle(dead);
+
+  ASSERT_TRUE(dead_letters.wait_for(1));
+  const auto letter = dead_letters.take(0);
+  const InboundMessage& message = letter->message();
+  EXPECT_EQ(message.message_id, "d1");
+  EXPECT_EQ(find_header(message.headers, "x-warren-error"), dead.reason);
+  EXPECT_EQ(find_header(message.headers, "x-warren-worker"), "emails");
+  EXPECT_EQ(find_header(message.headers, "x-warren-original-exchange"), "livraria.eventos");
+  EXPECT_EQ(find_header(message.headers, "x-warren-original-routing-key"), "pedido.registrado");
+  letter->settle(Settlement::ack());
   transport.stop_consuming();
   EXPECT_EQ(transport.depth("livraria.emails"), 0u);
-  EXPECT_EQ(transport.depth("livraria.mortas.q"), 1u);
+  EXPECT_EQ(transport.depth("livraria.mortas.q"), 0u);
 }
 
 }  // namespace
