@@ -4,6 +4,7 @@
 
 #include <poll.h>
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -68,6 +69,7 @@ class FakeOutboxStore final : public OutboxStore {
 
   void wait_for_work(std::chrono::milliseconds timeout, int wake_fd) override {
     note_locked("wait");
+    ++waits_started;
     pollfd fd{wake_fd, POLLIN, 0};
     ::poll(&fd, 1, static_cast<int>(timeout.count()));
   }
@@ -89,6 +91,7 @@ class FakeOutboxStore final : public OutboxStore {
   bool fail_claims = false;
   bool fail_complete = false;
   std::vector<BatchVerdict> verdicts;
+  std::atomic<int> waits_started{0};  // calls of wait_for_work, counted as they begin
 
  private:
   void note(const std::string& event) {

@@ -72,11 +72,18 @@ TEST(OutboxRelay, Metrics_ShowTheTablesPendingDeadAndLag) {
 TEST(OutboxRelay, Stop_ReturnsPromptlyWhileLanesWaitForAPoll) {
   FakeRowPublisher publisher(nullptr);
   std::vector<std::unique_ptr<OutboxStore>> lanes;
-  lanes.push_back(std::make_unique<FakeOutboxStore>(nullptr));
-  lanes.push_back(std::make_unique<FakeOutboxStore>(nullptr));
+  auto first = std::make_unique<FakeOutboxStore>(nullptr);
+  auto second = std::make_unique<FakeOutboxStore>(nullptr);
+  const FakeOutboxStore& first_lane = *first;
+  const FakeOutboxStore& second_lane = *second;
+  lanes.push_back(std::move(first));
+  lanes.push_back(std::move(second));
   OutboxRelay relay(options(60s), std::move(lanes), publisher, nullptr, nullptr);
   relay.start();
-  std::this_thread::sleep_for(50ms);  // let both lanes reach their 60 s wait
+  // Both lanes found nothing to claim and went into their 60 s wait.
+  ASSERT_TRUE(eventually([&] {
+    return first_lane.waits_started.load() >= 1 && second_lane.waits_started.load() >= 1;
+  }));
 
   const auto started = std::chrono::steady_clock::now();
   relay.stop();

@@ -128,15 +128,24 @@ TEST_F(PgOutboxStoreTest, RowWaitingForItsRetry_IsNotClaimedBeforeItIsDue) {
   enqueue(1);
   auto store = make_store();
   auto rows = store.claim(10);
+  ASSERT_EQ(rows.size(), 1u);
   BatchVerdict verdict;
   verdict.failed.push_back({rows[0].id, rows[0].message_id, 1, false, 300ms, "nacked"});
+  const auto failed_at = std::chrono::steady_clock::now();
   store.complete(verdict);
 
-  EXPECT_TRUE(store.claim(10).empty());
-  store.abandon();
-  std::this_thread::sleep_for(400ms);  // the retry time itself is what is tested
-  rows = store.claim(10);
-  ASSERT_EQ(rows.size(), 1u);
+  // Claim again and again: the row comes back, but never before its 300 ms retry time.
+  const auto deadline = failed_at + 10s;
+  for (;;) {
+    rows = store.claim(10);
+    if (!rows.empty() || std::chrono::steady_clock::now() > deadline)
+      break;
+    store.abandon();
+    std::this_thread::sleep_for(10ms);  // polling a condition, bounded by the deadline
+  }
+  const auto claimed_after = std::chrono::steady_clock::now() - failed_at;
+  ASSERT_EQ(rows.size(), 1u) << "the row never became due again";
+  EXPECT_GE(claimed_after, 300ms);
   EXPECT_EQ(rows[0].attempts, 1);
   store.abandon();
 }
@@ -184,16 +193,19 @@ TEST_F(PgOutboxStoreTest, Notify_WakesAWaitingRelayBeforeThePollInterval) {
   auto store = make_store();
   store.wait_for_work(
       0ms, -1);  // connects (and returns at once: a fresh connection may have missed rows)
-  std::thread inserter([this] {
-    std::this_thread::sleep_for(200ms);
+  std::chrono::steady_clock::time_point insert_began;
+  std::thread inserter([this, &insert_began] {
+    std::this_thread::sleep_for(200ms);  // a head start for the wait below, not relied upon
+    insert_began = std::chrono::steady_clock::now();
     enqueue(1);
   });
-  const auto started = std::chrono::steady_clock::now();
   store.wait_for_work(10s, -1);
-  const auto waited = std::chrono::steady_clock::now() - started;
+  const auto woke = std::chrono::steady_clock::now();
   inserter.join();
-  EXPECT_LT(waited, 5s);
-  EXPECT_GE(waited, 150ms);
+  // Woken by the row's NOTIFY: not before the insert, and long before the 10 s poll interval.
+  // (On a busy machine the insert may even come first: the NOTIFY then waits for the LISTEN.)
+  EXPECT_GE(woke, insert_began) << "the wait ended before the row was inserted";
+  EXPECT_LT(woke - insert_began, 5s) << "the NOTIFY did not end the wait";
 }
 
 TEST_F(PgOutboxStoreTest, WakeFd_EndsTheWait) {
