@@ -9,7 +9,6 @@ lines after them are what the replay delivered.
 
 import ctypes
 import signal
-import socket
 import subprocess
 import textwrap
 from collections import Counter
@@ -17,28 +16,23 @@ from typing import Dict, List, Optional
 
 import pytest
 
-from warren_testkit import env, require_services, unique_name, wait_until, warren_cli
+from testkit_cleanup import created  # noqa: F401,F811 (a fixture)
+from testkit_traffic import wait_drained
+from warren_testkit import env, free_port, require_services, wait_until, warren_cli
 
 MAX_ATTEMPTS = 2
-
-
-def free_port() -> int:
-    """A loopback TCP port nobody listens on now (for the host's /readyz)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class DeadLetterScene:
     """A running host whose worker "w" dead-letters until `fix()` creates the file."""
 
-    def __init__(self, broker, warren, record_file, tmp_path):
+    def __init__(self, broker, created, warren, record_file, tmp_path):
         self.broker = broker
         self.record_file = record_file
-        self.exchange = unique_name("dlq-ex")
-        self.queue = unique_name("dlq-work")
-        self.dead_letters = unique_name("dlq-dlx")
-        self.dead_letter_queue = unique_name("dlq-dead")
+        self.exchange = created.exchange("dlq-ex")
+        self.queue = created.queue("dlq-work")
+        self.dead_letters = created.exchange("dlq-dlx")
+        self.dead_letter_queue = created.queue("dlq-dead")
         self.routing_key = "order.created"
         self.fix_file = tmp_path / "bug-fixed"
         self.action = f"ack_if_file:{self.fix_file}"
@@ -112,11 +106,8 @@ class DeadLetterScene:
                    what=lambda: f"{n} dead letters (have {self.dead_letter_count()})")
 
     def wait_drained(self, queue: str) -> None:
-        """Nothing ready and nothing unacked in QUEUE (rabbitmqctl refreshes quorum-queue counts
-        every 5 s: wait for them)."""
-        wait_until(lambda: self.broker.queue_counts(queue) == (0, 0), timeout=15,
-                   what=lambda: f"{queue} drained: (ready, unacked) = "
-                                f"{self.broker.queue_counts(queue)}")
+        """Nothing ready, nothing unacked and nobody consuming QUEUE."""
+        wait_drained(self.broker, queue)
 
     def fix(self) -> None:
         self.fix_file.write_text("fixed\n")
@@ -141,8 +132,9 @@ class DeadLetterScene:
 
 
 @pytest.fixture
-def scene(broker, warren, record_file, tmp_path) -> DeadLetterScene:
-    return DeadLetterScene(broker, warren, record_file, tmp_path)
+def scene(broker, created, warren, record_file, tmp_path) -> DeadLetterScene:
+    """`created` before `warren`: the host stops before its queues are deleted."""
+    return DeadLetterScene(broker, created, warren, record_file, tmp_path)
 
 
 def output(result: subprocess.CompletedProcess) -> str:

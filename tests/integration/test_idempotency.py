@@ -7,8 +7,9 @@ pruned; a store that cannot be reached degrades to at-least-once instead of stop
 import pytest
 import requests
 
-from test_outbox_kit import OutboxSchema, free_port, metric_value, outbox_toml
-from warren_testkit import RecordFile, WarrenProcess, env, require_services, unique_name, wait_until
+from test_outbox_kit import OutboxSchema, metric_value, outbox_toml
+from warren_testkit import (RecordFile, WarrenProcess, env, free_port, require_services,
+                            unique_name, wait_until)
 
 
 @pytest.fixture

@@ -9,9 +9,7 @@ asserted here are an interface: dashboards and alert rules in packaging/ depend 
 """
 
 import json
-import random
 import re
-import socket
 import subprocess
 import threading
 import urllib.parse
@@ -21,7 +19,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 import pytest
 import requests
 
-from warren_testkit import (Prometheus, RecordFile, env, require_services, unique_name,
+from warren_testkit import (Prometheus, RecordFile, env, free_port, require_services, unique_name,
                             wait_until)
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -40,18 +38,6 @@ ISSUE_METRICS = (
 
 
 # ---- helpers ------------------------------------------------------------------------------------
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1, below Linux's ephemeral range (as scripts/services pick)."""
-    for port in random.sample(range(20000, 32768), 500):
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free port on 127.0.0.1 in 20000-32767")
-
-
 def broker_uri_and_password() -> Tuple[str, Dict[str, str]]:
     """The test broker's URI without its password, and the environment that supplies it (a
     password inside the URI would add a warning line to every log)."""

@@ -16,17 +16,16 @@ were still unconfirmed, and asserts both come only from batches in flight at a k
 """
 
 import random
-import threading
 import time
 from collections import Counter
 
 import pytest
 import requests
 
-from test_outbox_kit import (OutboxSchema, RelayLog, collect_ids, free_port,
-                             insert_order_events, metric_value, outbox_toml,
-                             plugin_dir_with_fixtures)
-from warren_testkit import RecordFile, WarrenProcess, require_services, unique_name, wait_until
+from test_outbox_kit import (OutboxSchema, RelayLog, collect_ids, insert_order_events,
+                             metric_value, outbox_toml, plugin_dir_with_fixtures)
+from testkit_cleanup import created  # noqa: F401,F811 (a fixture)
+from warren_testkit import RecordFile, WarrenProcess, free_port, require_services, wait_until
 
 ROWS = 10_000
 KILLS = 20
@@ -42,9 +41,9 @@ def schema():
 
 
 def test_RelayKilledTwentyTimesWhileRelaying_LosesNothingAndConsumersApplyEachEffectOnce(
-        schema, broker, tmp_path):
-    exchange = unique_name("kill9-ex")
-    raw, audit, projection = (unique_name(f"kill9-{n}") for n in ("raw", "audit", "projection"))
+        schema, broker, created, tmp_path):
+    exchange = created.exchange("kill9-ex")
+    raw, audit, projection = (created.queue(f"kill9-{n}") for n in ("raw", "audit", "projection"))
     queues = [{"name": q, "type": "classic", "allow_message_loss": True,
                "bindings": [{"exchange": exchange, "routing_key": "pedido.#"}]}
               for q in (raw, audit, projection)]

@@ -11,10 +11,8 @@ This module holds no tests.
 """
 
 import json
-import os
 import re
 import shutil
-import socket
 import subprocess
 import time
 import uuid
@@ -25,13 +23,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set
 
 import pika
 
-from warren_testkit import env, pg_connect, unique_name, wait_until, warren_cli
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+from warren_testkit import env, pg_connect, warren_cli
 
 
 class OutboxSchema:

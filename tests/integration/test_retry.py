@@ -8,7 +8,6 @@ accounts for every message id through the plugin's record file (record_time = tr
 wall-clock time of each call, from which the tests measure the gaps between attempts).
 """
 
-import socket
 import textwrap
 import time
 from collections import defaultdict
@@ -17,29 +16,28 @@ from typing import Dict, List
 
 import pika
 
-from warren_testkit import env, unique_name, wait_until, warren_cli
+import pytest
+
+from testkit_broker_state import RetriesParkedFlag
+from testkit_cleanup import created  # noqa: F401,F811 (a fixture)
+from testkit_traffic import wait_drained
+from warren_testkit import env, free_port, unique_name, wait_until, warren_cli
 
 DELAY_LEVELS = 28  # warren.delay.0 .. warren.delay.27 (host/src/broker/delay_levels.h)
+DELAY_LEVEL_QUEUES = [f"warren.delay.{level}" for level in range(DELAY_LEVELS)]
 
 
 # ---- helpers -------------------------------------------------------------------------------------
 
-def free_port() -> int:
-    """A loopback TCP port nobody listens on now (for the host's /readyz)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 class Topology:
     """One test's names: topic exchange -> quorum queue (worker "w") -> fanout dead-letter
-    exchange -> dead-letter queue."""
+    exchange -> dead-letter queue, all deleted after the test (`created`)."""
 
-    def __init__(self, prefix: str):
-        self.exchange = unique_name(f"{prefix}-ex")
-        self.queue = unique_name(prefix)
-        self.dead_letters = unique_name(f"{prefix}-dlx")
-        self.dead_letter_queue = unique_name(f"{prefix}-dlq")
+    def __init__(self, created, prefix: str):
+        self.exchange = created.exchange(f"{prefix}-ex")
+        self.queue = created.queue(prefix)
+        self.dead_letters = created.exchange(f"{prefix}-dlx")
+        self.dead_letter_queue = created.queue(f"{prefix}-dlq")
         self.routing_key = "order.created"
 
     def config(self, *, record_file, retry: str, prefetch: int, concurrency: int,
@@ -123,31 +121,7 @@ def records_by_id(record_file) -> Dict[str, list]:
 
 def messages_in_delay_levels(broker) -> int:
     """Ready messages in all retry delay-level queues (shared by every worker on the broker)."""
-    return sum(broker.message_count(f"warren.delay.{level}") for level in range(DELAY_LEVELS))
-
-
-def unacked_by_consumers_of(broker, queue: str) -> int:
-    """Deliveries unacknowledged on the channels consuming QUEUE, asked of the channels themselves
-    (list_queues counts of quorum queues lag by up to a stats interval, 5 s)."""
-    consumers = broker.rabbitmqctl("list_consumers", "--quiet", "--no-table-headers",
-                                   "queue_name", "channel_pid")
-    channels = {fields[1] for fields in (line.split("\t") for line in consumers.splitlines())
-                if len(fields) == 2 and fields[0] == queue}
-    assert channels, f"nobody consumes {queue}"
-    unacked = broker.rabbitmqctl("list_channels", "--quiet", "--no-table-headers",
-                                 "pid", "messages_unacknowledged")
-    return sum(int(fields[1]) for fields in (line.split("\t") for line in unacked.splitlines())
-               if len(fields) == 2 and fields[0] in channels)
-
-
-def assert_drained(broker, queue: str) -> None:
-    """After the host stopped: QUEUE has no consumer, nothing ready and nothing unacked (the
-    rabbitmqctl counts are refreshed every 5 s, hence the wait)."""
-    wait_until(lambda: broker.consumer_count(queue) == 0, timeout=10,
-               what=f"no consumer on {queue}")
-    wait_until(lambda: broker.queue_counts(queue) == (0, 0) and broker.message_count(queue) == 0,
-               timeout=15, what=lambda: f"{queue} drained; (ready, unacked) = "
-                                        f"{broker.queue_counts(queue)}")
+    return sum(broker.message_count(queue) for queue in DELAY_LEVEL_QUEUES)
 
 
 def publish_unconfirmed(exchange: str, routing_key: str, ids: List[str],
@@ -178,8 +152,8 @@ DEAD_LETTER_HEADERS = ("x-warren-error", "x-warren-attempt", "x-warren-worker", 
 
 
 def test_Retry_OnePercentPoison_EachTriedMaxAttemptsWithBackoffThenDeadLettered_OthersOnce(
-        broker, warren, record_file, tmp_path):
-    names = Topology("retry-poison")
+        broker, created, warren, record_file, tmp_path):
+    names = Topology(created, "retry-poison")
     config = names.config(record_file=record_file, retry=POISON_RETRY, prefetch=64, concurrency=8)
     apply_topology(config, tmp_path)
     run = unique_name("m")
@@ -205,7 +179,7 @@ def test_Retry_OnePercentPoison_EachTriedMaxAttemptsWithBackoffThenDeadLettered_
                             f"{broker.message_count(names.dead_letter_queue)})")
     # All settled: once the host has stopped, nothing may be left unacked or waiting to retry.
     assert host.terminate() == 0, host.describe()
-    assert_drained(broker, names.queue)
+    wait_drained(broker, names.queue)
 
     calls = records_by_id(record_file)
     assert set(calls) == set(ids), "a message was never handled"
@@ -251,34 +225,46 @@ def test_Retry_OnePercentPoison_EachTriedMaxAttemptsWithBackoffThenDeadLettered_
 
 # ---- kill -9 while messages wait in the delay levels ---------------------------------------------
 
-# Long enough for the checks before the kill: two rabbitmqctl calls, each an Erlang VM start
-# (0.7 s on an idle machine, several seconds on a busy one).
+# The retries' delay. The moment to kill the host comes from inside the broker node
+# (RetriesParkedFlag), so the test has no rabbitmqctl call to make between the first attempts and
+# the kill: 6 s is plenty even on a busy machine.
 CRASH_DELAY = 6.0
 CRASH_RETRY = ('{ max_attempts = 3, backoff = "fixed", initial = "6s", jitter = 0.0, '
                'immediate = 0 }')
 
 
 def test_Retry_HostKilledWhileMessagesWaitInDelayLevels_TheyComeBackOnTimeWithAttempt2(
-        broker, warren, record_file):
-    names = Topology("retry-crash")
+        broker, created, warren, record_file, tmp_path):
+    names = Topology(created, "retry-crash")
     config = names.config(record_file=record_file, retry=CRASH_RETRY, prefetch=20, concurrency=4)
+    ids_count = 50
+    # Fires once the 50 retries wait in the delay levels and the host has acked their first
+    # deliveries (the retry is confirmed first, then the ack goes): none will come back.
+    parked = RetriesParkedFlag(broker, names.queue, DELAY_LEVEL_QUEUES, ids_count,
+                               tmp_path / "parked").arm()
     host = start_scripted(warren, config)
-    ids = broker.publish_many(names.exchange, names.routing_key, 50, prefix="crash",
+    ids = broker.publish_many(names.exchange, names.routing_key, ids_count, prefix="crash",
                               headers={"x-test-action": "fail_until:2"})
 
     first = record_file.wait_for_count(len(ids), timeout=30)
-    wait_until(lambda: messages_in_delay_levels(broker) >= len(ids), timeout=CRASH_DELAY,
-               interval=0.02, what="the 50 retries in the delay levels")
-    # Their first deliveries are acked (the retry was confirmed first): none will come back.
-    wait_until(lambda: unacked_by_consumers_of(broker, names.queue) == 0, timeout=CRASH_DELAY,
-               what="the host's acks of the first deliveries")
+    try:
+        parked.wait(timeout=CRASH_DELAY)
+    except AssertionError:
+        parked.disarm()
+        raise
     assert host.kill9() == -9
     killed_at = time.time()
+    # Nothing comes back to the queue when the dead host's channel goes: every delivery was acked.
+    wait_until(lambda: broker.consumer_count(names.queue) == 0, timeout=CRASH_DELAY,
+               interval=0.01, what="the killed host's consumer to go")
+    assert broker.message_count(names.queue) == 0, "a delivery the host had not acked came back"
     assert messages_in_delay_levels(broker) >= len(ids), "the retries left the delay levels early"
+    checked_at = time.time()
     assert sorted(r.message_id for r in first) == sorted(ids)
     earliest_due = min(r.time for r in first) + CRASH_DELAY
-    assert killed_at < earliest_due, (f"the checks took too long: the kill came "
-                                      f"{killed_at - earliest_due:.1f}s after the retries were due")
+    assert checked_at < earliest_due, (f"the checks took too long: they ended "
+                                       f"{checked_at - earliest_due:.1f}s after the retries were "
+                                       f"due (killed {killed_at - earliest_due:.1f}s before)")
     assert all(r.attempt == 1 for r in record_file.records())
 
     restarted = start_scripted(warren, config)
@@ -286,7 +272,7 @@ def test_Retry_HostKilledWhileMessagesWaitInDelayLevels_TheyComeBackOnTimeWithAt
     wait_until(lambda: sum(1 for r in record_file.records() if r.attempt == 2) >= len(ids),
                timeout=30, what="50 second attempts after the restart")
     assert restarted.terminate() == 0, restarted.describe()
-    assert_drained(broker, names.queue)
+    wait_drained(broker, names.queue)
 
     calls = records_by_id(record_file)
     assert set(calls) == set(ids)
@@ -309,8 +295,8 @@ OTHERS = 200
 
 
 def test_Retry_HandlerAbortsTheHost_DeliveryLimitDeadLettersItAndEveryOtherMessageIsProcessed(
-        broker, warren, record_file):
-    names = Topology("retry-abort")
+        broker, created, warren, record_file):
+    names = Topology(created, "retry-abort")
     # prefetch 1: the aborting message is the only one unacked when the host dies, so no innocent
     # message is returned (and counted towards the limit) with it.
     config = names.config(record_file=record_file, retry='{ max_attempts = 3, immediate = 0 }',
@@ -341,7 +327,7 @@ def test_Retry_HandlerAbortsTheHost_DeliveryLimitDeadLettersItAndEveryOtherMessa
     assert host.running(), "the host must survive once the message is dead-lettered"
     listing = warren_cli("dlq", "list", "-c", str(host.config_path), "--worker", "w")
     assert host.terminate() == 0, host.describe()
-    assert_drained(broker, names.queue)
+    wait_drained(broker, names.queue)
 
     aborts = [r for r in record_file.records() if r.message_id == crasher]
     assert all(r.action == "abort" for r in aborts)

@@ -7,18 +7,12 @@ exchange, one queue and worker per plugin, one fanout dead-letter exchange and q
 """
 
 import json
-import socket
 import textwrap
 import uuid
 
-from warren_testkit import env, unique_name, wait_until
-
-
-def free_port() -> int:
-    """A loopback TCP port nobody listens on now (for the host's /readyz)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+from testkit_cleanup import created  # noqa: F401,F811 (a fixture)
+from testkit_traffic import wait_drained
+from warren_testkit import env, free_port, wait_until
 
 
 def text(value) -> str:
@@ -94,10 +88,10 @@ def valid_order(event_id: str) -> str:
 
 
 def test_ExamplePlugins_MalformedJson_IsDeadLetteredOnItsFirstAttemptWithTheParseError(
-        broker, warren, tmp_path):
-    events, dead_letters = unique_name("livraria-eventos"), unique_name("livraria-mortas")
-    emails, ranking = unique_name("livraria-emails"), unique_name("livraria-ranking")
-    dead_letter_queue = unique_name("livraria-mortas-q")
+        broker, created, warren, tmp_path):
+    events, dead_letters = created.exchange("livraria-eventos"), created.exchange("livraria-mortas")
+    emails, ranking = created.queue("livraria-emails"), created.queue("livraria-ranking")
+    dead_letter_queue = created.queue("livraria-mortas-q")
     (tmp_path / "emails").mkdir()
     host = warren(bookstore_config(events, emails, ranking, dead_letters, dead_letter_queue),
                   env_overrides={"WARREN_STATE_DIR": str(tmp_path)})
@@ -130,7 +124,6 @@ def test_ExamplePlugins_MalformedJson_IsDeadLetteredOnItsFirstAttemptWithThePars
         assert headers["x-warren-first-failed-at"] == headers["x-warren-dead-lettered-at"], headers
         assert text(headers["x-warren-original-exchange"]) == events
         assert text(headers["x-warren-original-routing-key"]) == "pedido.registrado"
-    # Nothing left behind (rabbitmqctl refreshes quorum-queue counts every 5 s: wait for them).
+    # Nothing left behind: nothing ready, nothing unacked.
     for queue in (emails, ranking):
-        wait_until(lambda: broker.queue_counts(queue) == (0, 0), timeout=15,
-                   what=lambda: f"{queue} drained: (ready, unacked) = {broker.queue_counts(queue)}")
+        wait_drained(broker, queue)

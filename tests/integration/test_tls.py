@@ -17,8 +17,8 @@ from testkit_cleanup import created  # noqa: F401,F811 (a fixture)
 from testkit_config import classic_queue, cli_environment, scripted_worker, warren_config, \
     warren_options
 from testkit_traffic import Tally
-from testkit_transport import amqps_port, free_port, readyz_status, require_tls_broker
-from warren_testkit import WarrenProcess, env, wait_until, warren_cli
+from testkit_transport import amqps_port, readyz_status, require_tls_broker
+from warren_testkit import WarrenProcess, env, free_port, wait_until, warren_cli
 
 
 @pytest.fixture(autouse=True)

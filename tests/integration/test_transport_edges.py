@@ -20,9 +20,9 @@ from testkit_cleanup import created  # noqa: F401,F811 (a fixture)
 from testkit_config import (broker_uri_and_password, classic_queue, cli_environment,
                             quorum_queue, scripted_worker, warren_config, warren_options)
 from testkit_traffic import Tally
-from testkit_transport import (BrokerUser, broker_user, free_port, memory_alarm, metric_value,
-                               readyz_status)
-from warren_testkit import Broker, WarrenProcess, env, require_services, wait_until, warren_cli
+from testkit_transport import BrokerUser, broker_user, memory_alarm, metric_value, readyz_status
+from warren_testkit import (Broker, WarrenProcess, env, free_port, require_services, wait_until,
+                            warren_cli)
 
 PUBLISH_TIMEOUT = 2.0  # seconds: [broker] publish_timeout in the memory-alarm test
 # Reconnect quickly: these tests wait for warren to come back, not for the product's backoff.

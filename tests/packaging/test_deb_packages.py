@@ -15,7 +15,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import urllib.parse
@@ -25,7 +24,7 @@ from typing import Dict, List, Set
 import pytest
 import requests
 
-from warren_testkit import WarrenProcess, env, unique_name, wait_until
+from warren_testkit import WarrenProcess, env, free_port, unique_name, wait_until
 
 PACKAGES = ("warren", "warren-dev")
 WARREN = "/usr/bin/warren"
@@ -84,12 +83,6 @@ def warren_processes() -> List[str]:
         except OSError:
             continue  # gone, or a kernel thread
     return found
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def uri_without_password() -> str:

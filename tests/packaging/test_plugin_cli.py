@@ -192,7 +192,8 @@ def test_BrokerPasswordFile_LogsInWithTheFilesPasswordAndOverridesTheEnvironment
     require_services("warren")
     queue = broker.declare_queue(unique_name("pkg-password"), durable=False)
     config = tmp_path / "publish.toml"
-    config.write_text(f'[broker]\nuri = "{uri_without_password()}"\n')
+    # publish_timeout 3 s: how long the refused publish keeps trying before it gives up.
+    config.write_text(f'[broker]\nuri = "{uri_without_password()}"\npublish_timeout = "3s"\n')
     password_file = tmp_path / "broker-password"
     password_file.write_text(urllib.parse.urlsplit(env("WARREN_TEST_AMQP_URI")).password + "\n")
     publish = ("publish", "-c", str(config), "--exchange", "", "--routing-key", queue)

@@ -2,7 +2,9 @@
 - queue_definitions(): each queue's type and arguments (rabbitmqctl list_queues);
 - UnackedSampler: a queue's messages_unacknowledged, sampled densely while a test runs;
 - CloseConnectionsTrigger: closes every client connection the moment a queue's ready count falls
-  to a threshold, i.e. at a chosen point in the middle of a stream.
+  (or rises) to a threshold, i.e. at a chosen point in the middle of a stream;
+- RetriesParkedFlag: creates a file the moment retries wait in the delay levels and their first
+  deliveries are acked, i.e. the moment to kill a host that must get nothing back.
 
 Why small processes inside the node: one rabbitmqctl call costs about a second on an idle machine
 and 5-15 s on a busy one (an Erlang VM starts each time), so polling `list_queues` would see a
@@ -17,9 +19,11 @@ which asks the queue itself and is exact for both types.
 import re
 import uuid
 from dataclasses import dataclass
-from typing import Any, Dict, Tuple
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
 
 from testkit_broker import Broker
+from testkit_env import wait_until
 
 _ARGUMENT = re.compile(r'\{"([^"]+)",("(?:[^"\\]|\\.)*"|[^{}]*?)\}')
 
@@ -164,6 +168,80 @@ class CloseConnectionsTrigger:
             register({self.name}, spawn(fun() -> Loop(0) end)),
             ok.""")
         return self
+
+    def disarm(self) -> None:
+        """Stops the watching process if it has not fired (harmless when it has)."""
+        self.broker.rabbitmqctl("eval", f"""
+            case whereis({self.name}) of undefined -> ok; Pid -> Pid ! disarm, ok end.""")
+
+
+class RetriesParkedFlag:
+    """Creates FILE from inside the node the moment the retry delay-level queues DELAY_QUEUES hold
+    at least N ready messages between them and the channels consuming QUEUE have no
+    unacknowledged delivery left: the retries wait in the broker and their first deliveries are
+    acked, so a host killed now loses nothing and gets nothing back. Arm it before the traffic
+    (arming costs a rabbitmqctl call); afterwards, waiting for the file costs the test nothing,
+    where asking rabbitmqctl (two calls, 5-15 s each on a busy machine) could outlast the delay."""
+
+    def __init__(self, broker: Broker, queue: str, delay_queues: List[str], n: int, file: Path,
+                 interval_ms: int = 5, max_seconds: int = 120):
+        self.broker = broker
+        self.queue = queue
+        self.delay_queues = delay_queues
+        self.n = n
+        self.file = Path(file)
+        self.interval_ms = interval_ms
+        self.max_polls = max_seconds * 1000 // interval_ms
+        self.name = f"warren_itest_parked_{uuid.uuid4().hex[:12]}"
+        if not re.fullmatch(r"[A-Za-z0-9._/-]+", str(self.file)):
+            raise ValueError(f"RetriesParkedFlag: file {self.file} needs quoting; use a plain path")
+
+    def arm(self) -> "RetriesParkedFlag":
+        """Returns once the watching process runs on the node."""
+        delay_queues = ", ".join(_erlang_binary(name) for name in self.delay_queues)
+        self.broker.rabbitmqctl("eval", f"""
+            Ready = fun(Name) ->
+                case rabbit_amqqueue:lookup(rabbit_misc:r(<<"/">>, queue, Name)) of
+                    {{ok, Q}} ->
+                        try rabbit_amqqueue:stat(Q) of {{ok, R, _}} -> R; _ -> 0
+                        catch _:_ -> 0 end;
+                    _ -> 0
+                end
+            end,
+            QName = rabbit_misc:r(<<"/">>, queue, {_erlang_binary(self.queue)}),
+            Unacked = fun() ->
+                case [proplists:get_value(channel_pid, C)
+                      || C <- rabbit_amqqueue:consumers_all(<<"/">>),
+                         proplists:get_value(queue_name, C) =:= QName] of
+                    [] -> no_consumer;
+                    Channels ->
+                        lists:sum([try rabbit_channel:info(P, [messages_unacknowledged]) of
+                                       [{{_, U}}] -> U; _ -> 1
+                                   catch _:_ -> 1 end || P <- Channels])
+                end
+            end,
+            Parked = fun() ->
+                lists:sum([Ready(N) || N <- [{delay_queues}]]) >= {self.n}
+                    andalso Unacked() =:= 0
+            end,
+            Loop = fun L(Polls) ->
+                receive disarm -> disarmed
+                after {self.interval_ms} ->
+                    case catch Parked() of
+                        true -> file:write_file("{self.file}", <<"parked">>), parked;
+                        _ when Polls >= {self.max_polls} -> gave_up;
+                        _ -> L(Polls + 1)
+                    end
+                end
+            end,
+            register({self.name}, spawn(fun() -> Loop(0) end)),
+            ok.""")
+        return self
+
+    def wait(self, timeout: float) -> None:
+        wait_until(self.file.exists, timeout, interval=0.005,
+                   what=f"{self.n} retries parked in the delay levels and their first deliveries "
+                        f"from {self.queue} acked (flag file {self.file})")
 
     def disarm(self) -> None:
         """Stops the watching process if it has not fired (harmless when it has)."""

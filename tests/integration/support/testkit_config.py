@@ -107,12 +107,16 @@ def warren_config(*, exchanges: Iterable[Mapping[str, Any]] = (),
 
 def scripted_worker(name: str, queue: str, record_file: Any = None, *, prefetch: int = 20,
                     concurrency: int = 1, default_action: Optional[str] = None,
-                    sleep_ms: Optional[int] = None, **keys: Any) -> Dict[str, Any]:
-    """A [[workers]] entry running the `scripted` test plugin, recording to RECORD_FILE.
-    Further warren.toml worker keys (retry, dead_letter_queue...) go in KEYS."""
+                    sleep_ms: Optional[int] = None, record_time: bool = False,
+                    **keys: Any) -> Dict[str, Any]:
+    """A [[workers]] entry running the `scripted` test plugin, recording to RECORD_FILE (with
+    record_time, each record also says when its call began: Record.time). Further warren.toml
+    worker keys (retry, dead_letter_queue...) go in KEYS."""
     settings: Dict[str, str] = {}
     if record_file is not None:
         settings["record_file"] = str(record_file)
+    if record_time:
+        settings["record_time"] = "true"
     if default_action is not None:
         settings["default_action"] = default_action
     if sleep_ms is not None:

@@ -2,11 +2,14 @@
 
 Reads the WARREN_TEST_* environment that scripts/services/*.sh write (scripts/test exports it),
 decides whether a test with a missing service is skipped or fails (WARREN_REQUIRE_SERVICES=1: fail,
-so CI can never pass by skipping), and polls conditions against a deadline instead of sleeping.
+so CI can never pass by skipping), polls conditions against a deadline instead of sleeping, and
+hands out names and ports no other test uses.
 """
 
 import os
+import random
 import shutil
+import socket
 import time
 import uuid
 from typing import Callable, TypeVar, Union
@@ -69,6 +72,22 @@ def env(name: str) -> str:
     if not value:
         raise RuntimeError(f"environment variable {name} is not set; {HOW_TO_GET_SERVICES}")
     return value
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on at 127.0.0.1, below Linux's ephemeral range (32768 and up),
+    as scripts/services pick theirs. Not port 0's pick: that comes from the ephemeral range, where
+    any outgoing connection (warren's own, to the broker or PostgreSQL) may take it as its source
+    port before the process under test binds it. Also what a test uses as a "closed port": a
+    connection to it is refused at once."""
+    for port in random.sample(range(20000, 32768), 500):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port on 127.0.0.1 in 20000-32767")
 
 
 def unique_name(prefix: str) -> str:

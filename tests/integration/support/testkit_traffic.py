@@ -6,6 +6,8 @@ for a confirm per message (a few hundred a second on a quorum queue here), too s
 the broker confirmed them all, so a message lost on the way in fails the test there, not later
 as a false "lost by Warren".
 
+`wait_drained` waits until a queue nobody consumes any more is empty.
+
 `Tally` compares the ids a test published with the ids a handler saw (the scripted plugin's
 record file) and names the lost, duplicated and unexpected ones.
 """
@@ -81,6 +83,21 @@ def wait_for_ready(broker: Broker, queue: str, n: int, timeout: float = 60) -> N
     """Waits until QUEUE holds at least N ready messages (nobody consuming it yet)."""
     wait_until(lambda: broker.message_count(queue) >= n, timeout,
                what=lambda: f"{n} ready messages in {queue} (has {broker.message_count(queue)})")
+
+
+def wait_drained(broker: Broker, queue: str, timeout: float = 15) -> None:
+    """Waits until QUEUE has no consumer and holds no message. With nobody consuming, nothing can
+    be unacknowledged either (a closing channel hands its unacked messages back as ready), so this
+    is "nothing ready, nothing unacked", asked of the queue itself (a passive declare): exact and
+    fast, where rabbitmqctl costs an Erlang VM per call and reports quorum-queue counts up to 5 s
+    late."""
+    def consumers_and_messages():
+        method = broker.channel().queue_declare(queue, passive=True).method
+        return method.consumer_count, method.message_count
+
+    wait_until(lambda: consumers_and_messages() == (0, 0), timeout,
+               what=lambda: f"{queue} drained, nobody consuming (consumers, messages: "
+                            f"{consumers_and_messages()})")
 
 
 @dataclass

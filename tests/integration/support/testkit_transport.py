@@ -1,18 +1,16 @@
 """Levers and gauges for tests of the transport's edges (test_transport_edges.py, test_tls.py):
-free and closed ports, /readyz and one metric of a running warren, a broker user of the test's
-own, the broker's memory alarm, and the TLS listener that scripts/services/rabbitmq.sh opens with
-WARREN_RABBITMQ_TLS=1.
+/readyz and one metric of a running warren, a broker user of the test's own, the broker's memory
+alarm, and the TLS listener that scripts/services/rabbitmq.sh opens with WARREN_RABBITMQ_TLS=1.
+(Free and closed ports: testkit_env.free_port.)
 
 Each rabbitmqctl call starts an Erlang VM (about a second here, more on a busy machine), so these
 helpers make as few as they can and wait on conditions rather than sleeping.
 """
 
 import os
-import random
 import re
 import secrets
 import shutil
-import socket
 import urllib.parse
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,21 +21,6 @@ import requests
 
 from testkit_broker import Broker
 from testkit_env import services_required, unique_name, wait_until
-
-
-# -- ports ----------------------------------------------------------------------------------------
-def free_port() -> int:
-    """A TCP port nothing listens on at 127.0.0.1, below Linux's ephemeral range (as
-    scripts/services pick theirs). Also what a test uses as a "closed port": a connection to it is
-    refused at once."""
-    for port in random.sample(range(20000, 32768), 500):
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free port on 127.0.0.1 in 20000-32767")
 
 
 # -- what a running warren reports -----------------------------------------------------------------

@@ -6,7 +6,7 @@ tests/integration/CMakeLists.txt), so the fixtures below need no import; helpers
     from warren_testkit import require_services, wait_until, WarrenProcess, RecordFile
 
 What is where:
-  testkit_env       require_services(), env(), unique_name(), wait_until(), WaitTimeout
+  testkit_env       require_services(), env(), unique_name(), free_port(), wait_until(), WaitTimeout
   testkit_broker    Broker (topology, publish_many, drain, queue_counts, rabbitmqctl, restarts), Message
   testkit_warren    WarrenProcess (run, wait_for_log, wait_ready, terminate, kill9, logs), warren_cli()
   testkit_records   RecordFile, Record: what the `scripted` test plugin recorded
@@ -33,15 +33,15 @@ from typing import Callable, Iterator, List
 import pytest
 
 from testkit_broker import Broker, Message
-from testkit_env import (SERVICE_VARIABLES, WaitTimeout, env, require_services, services_required,
-                         unique_name, wait_until)
+from testkit_env import (SERVICE_VARIABLES, WaitTimeout, env, free_port, require_services,
+                         services_required, unique_name, wait_until)
 from testkit_records import Record, RecordFile
 from testkit_services import Prometheus, pg_connect
 from testkit_warren import WarrenProcess, warren_cli
 
 __all__ = [
     "Broker", "Message", "Prometheus", "Record", "RecordFile", "SERVICE_VARIABLES", "WaitTimeout",
-    "WarrenProcess", "env", "pg_connect", "require_services", "services_required", "unique_name",
+    "WarrenProcess", "env", "free_port", "pg_connect", "require_services", "services_required", "unique_name",
     "wait_until", "warren_cli",
 ]
 
