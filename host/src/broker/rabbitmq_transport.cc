@@ -157,12 +157,26 @@ void RabbitMqTransport::settle(const Delivery& delivery, const runtime::Settleme
   }
 }
 
+bool RabbitMqTransport::dropped_as_stale(const Delivery& delivery,
+                                         const runtime::Settlement& settlement,
+                                         std::string_view what_is_skipped) {
+  if (!delivery.stale())
+    return false;
+  // The broker put the message back when the connection went and sends it again: a retry or a
+  // dead letter published for this copy as well would double its effect.
+  const runtime::InboundMessage& message = delivery.message();
+  observability::log(observability::LogLevel::info,
+                     {settlement.worker, message.message_id, settlement.attempt, {}},
+                     "the connection this message came on was lost while its handler ran: " +
+                         std::string(what_is_skipped) + "; the broker delivers it again");
+  consumer_->settle(delivery.token(), SettleAction::requeue);  // dropped, counted as stale
+  return true;
+}
+
 void RabbitMqTransport::retry_later(const Delivery& delivery,
                                     const runtime::Settlement& settlement) {
-  if (delivery.stale()) {
-    consumer_->settle(delivery.token(), SettleAction::requeue);  // counted as stale
+  if (dropped_as_stale(delivery, settlement, "its retry is not scheduled"))
     return;
-  }
   const runtime::InboundMessage& original = delivery.message();
   runtime::OutboundMessage retry;
   retry.exchange = delay_entry_exchange();
@@ -196,6 +210,8 @@ void RabbitMqTransport::retry_later(const Delivery& delivery,
 
 void RabbitMqTransport::dead_letter(const Delivery& delivery,
                                     const runtime::Settlement& settlement) {
+  if (dropped_as_stale(delivery, settlement, "its dead letter is not published"))
+    return;
   const runtime::InboundMessage& original = delivery.message();
   const config::QueueConfig* queue = config_.find_queue(original.queue);
   const auto& subscription = subscriptions_.at(delivery.token().subscription);

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "broker/consumer_connection.h"
@@ -40,6 +41,9 @@ class RabbitMqTransport final : public runtime::Transport {
   void on_delivery(const DeliveryToken& token, runtime::InboundMessage message,
                    const std::string& queue);
   void settle(const Delivery& delivery, const runtime::Settlement& settlement);
+  // True (and the settlement dropped, logged) when the delivery's connection is gone.
+  bool dropped_as_stale(const Delivery& delivery, const runtime::Settlement& settlement,
+                        std::string_view what_is_skipped);
   void retry_later(const Delivery& delivery, const runtime::Settlement& settlement);
   void dead_letter(const Delivery& delivery, const runtime::Settlement& settlement);
 
