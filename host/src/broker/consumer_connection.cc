@@ -224,7 +224,8 @@ void ConsumerConnection::teardown(const std::string& why) {
     if (was_connected)
       metrics_->broker_reconnects().Increment();
   }
-  observability::log_warn(why + "; unacked deliveries go back to the queue, reconnecting");
+  observability::log_warn(why + "; unacked deliveries go back to the queue" +
+                          (cancelled_ ? " (stopping: not reconnecting)" : ", reconnecting"));
   if (cancelled_)
     return;  // stopping: nothing to consume any more
   const auto delay = backoff_.next(runtime::random_unit());
@@ -239,66 +240,64 @@ void ConsumerConnection::update_ready() {
 }
 
 void ConsumerConnection::apply(std::vector<Command> commands) {
-  try {
-    for (auto& command : commands) {
-      switch (command.kind) {
-        case Command::Kind::settle: {
-          const DeliveryToken& token = command.token;
-          if (!connection_ || token.incarnation != incarnation_.load()) {
-            if (metrics_ != nullptr)
-              metrics_->stale_acks_dropped().Increment();
-            continue;
-          }
-          Channel& channel = channels_.at(token.subscription);
-          if (channel.outstanding.erase(token.tag) == 0)
-            continue;  // settled twice: ignore
-          amqp_connection_state_t state = connection_->state();
-          int status = AMQP_STATUS_OK;
-          switch (command.action) {
-            case SettleAction::ack:
-              channel.acked.push_back(token.tag);
-              break;
-            case SettleAction::requeue:
-              status = amqp_basic_nack(state, channel.id, token.tag, 0, 1);
-              break;
-            case SettleAction::reject:
-              status = amqp_basic_reject(state, channel.id, token.tag, 0);
-              break;
-          }
-          if (status != AMQP_STATUS_OK)
-            throw ConnectionLost("settling: " + status_text(status));
-          break;
-        }
-        case Command::Kind::cancel:
-          for (auto& channel : channels_)
-            flush_acks(channel);
-          cancel_all();
-          command.done->set_value();
-          break;
-        case Command::Kind::close:
-          for (auto& channel : channels_)
-            flush_acks(channel);
-          close_gracefully();
-          closed_ = true;
-          command.done->set_value();
-          break;
-      }
+  // One command at a time: a connection lost while applying one must not swallow the ones after
+  // it (a cancel or close among them would be forgotten, and the next connection would consume
+  // again during the shutdown). After the loss, settlements are dropped as stale.
+  for (auto& command : commands) {
+    try {
+      apply_one(command);
+    } catch (const ConnectionLost& e) {
+      teardown(e.what());
     }
+    if (command.done)
+      command.done->set_value();
+  }
+  try {
     if (connection_) {
       for (auto& channel : channels_)
         flush_acks(channel);
     }
   } catch (const ConnectionLost& e) {
     teardown(e.what());
-    for (auto& command : commands) {
-      if (command.done) {
-        try {
-          command.done->set_value();
-        } catch (const std::future_error&) {
-          // already answered
-        }
+  }
+}
+
+void ConsumerConnection::apply_one(const Command& command) {
+  switch (command.kind) {
+    case Command::Kind::settle: {
+      const DeliveryToken& token = command.token;
+      if (!connection_ || token.incarnation != incarnation_.load()) {
+        if (metrics_ != nullptr)
+          metrics_->stale_acks_dropped().Increment();
+        return;
       }
+      Channel& channel = channels_.at(token.subscription);
+      if (channel.outstanding.erase(token.tag) == 0)
+        return;  // settled twice: ignore
+      amqp_connection_state_t state = connection_->state();
+      int status = AMQP_STATUS_OK;
+      switch (command.action) {
+        case SettleAction::ack:
+          channel.acked.push_back(token.tag);
+          break;
+        case SettleAction::requeue:
+          status = amqp_basic_nack(state, channel.id, token.tag, 0, 1);
+          break;
+        case SettleAction::reject:
+          status = amqp_basic_reject(state, channel.id, token.tag, 0);
+          break;
+      }
+      if (status != AMQP_STATUS_OK)
+        throw ConnectionLost("settling: " + status_text(status));
+      return;
     }
+    case Command::Kind::cancel:
+      cancel_all();
+      return;
+    case Command::Kind::close:
+      close_gracefully();
+      closed_ = true;
+      return;
   }
 }
 
@@ -420,11 +419,14 @@ void ConsumerConnection::resubscribe_cancelled() {
 }
 
 void ConsumerConnection::cancel_all() {
+  // Decided before any I/O: a connection lost on the way must not bring consuming back.
   cancelled_ = true;
   ready_ = false;
   if (!connection_)
     return;
   try {
+    for (auto& channel : channels_)
+      flush_acks(channel);
     for (auto& channel : channels_) {
       if (channel.consumer_tag.empty())
         continue;
@@ -444,6 +446,8 @@ void ConsumerConnection::close_gracefully() {
   if (!connection_)
     return;
   try {
+    for (auto& channel : channels_)
+      flush_acks(channel);
     amqp_connection_state_t state = connection_->state();
     // A synchronous round trip per channel: once qos-ok arrives, the channel has processed every
     // ack sent before it.

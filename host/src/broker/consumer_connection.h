@@ -107,6 +107,7 @@ class ConsumerConnection {
   void subscribe(Channel& channel);
   void teardown(const std::string& why);
   void apply(std::vector<Command> commands);
+  void apply_one(const Command& command);
   void flush_acks(Channel& channel);
   void on_frame(const amqp_frame_t& frame);
   void on_delivery(Channel& channel, const amqp_frame_t& frame);
