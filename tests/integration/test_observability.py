@@ -255,6 +255,8 @@ def test_LiveMetrics_AfterEveryOutcome_PassPromtoolCheckMetrics(start_host, brok
 
 
 # ---- 2. a real Prometheus ---------------------------------------------------------------------
+# slow: under ASan, /metrics is served and checked by test_LiveMetrics (promtool).
+@pytest.mark.slow
 def test_Prometheus_ScrapingAHostThatProcessedKnownMessages_QueriesReturnExactCounts(
         start_host, broker, topology, record_file):
     require_services("prometheus")
@@ -344,6 +346,9 @@ class HealthzWatcher:
         self._thread.join()
 
 
+# slow: under ASan, reconnecting is test_resilience's and /readyz 503 then 200
+# test_transport_edges'.
+@pytest.mark.slow
 def test_BrokerStoppedThenStarted_ReadyzGoes503Then200_HealthzStays200_ConnectedGauge0Then1(
         start_host, broker, topology, record_file):
     t = topology

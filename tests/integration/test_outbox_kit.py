@@ -219,6 +219,9 @@ class RelayLog:
     claimed: Dict[tuple, List[str]] = field(default_factory=dict)   # (lane, batch) -> ids
     confirmed: Set[tuple] = field(default_factory=set)   # every publish answered
     committed: Set[tuple] = field(default_factory=set)   # committed, or nothing to record
+    # answered, but some rows "not attempted": the publisher lost the broker before their confirm
+    # (they may have been published) or before their publish; they stay pending
+    unanswered: Set[tuple] = field(default_factory=set)
 
     @classmethod
     def parse(cls, text: str) -> "RelayLog":
@@ -227,6 +230,8 @@ class RelayLog:
             log.claimed[(match[1], match[2])] = match[3].split(",")
         for match in _RECORDING.finditer(text):
             log.confirmed.add((match[1], match[2]))
+            if int(match[5]) > 0:
+                log.unanswered.add((match[1], match[2]))
         for match in _COMMITTED.finditer(text):
             log.committed.add((match[1], match[2]))
         return log
@@ -238,6 +243,11 @@ class RelayLog:
     def confirmed_not_marked(self) -> Set[str]:
         """Ids of batches fully confirmed by the broker but whose marking did not commit."""
         return {i for key, ids in self.in_flight().items() if key in self.confirmed for i in ids}
+
+    def left_pending_unconfirmed(self) -> Set[str]:
+        """Ids of batches some of whose rows the broker never confirmed (the publisher lost its
+        connection): left pending, published again later, so maybe delivered twice."""
+        return {i for key in self.unanswered for i in self.claimed.get(key, [])}
 
     def published_unconfirmed(self) -> Set[str]:
         """Ids of batches still waiting for confirms when the relay died."""

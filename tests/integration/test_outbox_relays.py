@@ -64,6 +64,8 @@ def test_OutboxInit_RunTwice_SucceedsAndCreatesBothTables(schema, topology, tmp_
                          "AND tablename IN ('warren_outbox', 'warren_inbox')", (schema.name,)) == 2
 
 
+# slow: SKIP LOCKED between processes; each relay runs the code of the single-relay tests.
+@pytest.mark.slow
 def test_ThreeRelaysOnOneTable_PublishEveryRowExactlyOnce(schema, topology, warren, tmp_path):
     exchange, queue = topology
     config = tmp_path / "warren.toml"

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import List
 
+import pytest
+
 from testkit_broker_state import UnackedSampler
 from testkit_cleanup import created  # noqa: F401,F811 (a fixture)
 from testkit_config import scripted_worker, warren_config, warren_options
@@ -170,6 +172,8 @@ def test_RetryAfter_IsRedeliveredNoSoonerThanAskedEvenWhenThePolicyIsShorter(
     assert dead.message_id == message_id and dead.headers["x-warren-attempt"] == "2"
 
 
+# slow: the broker's prefetch accounting; warren sets the same QoS in every test.
+@pytest.mark.slow
 def test_Prefetch_UnackedNeverExceedsPrefetchAndEveryMessageIsHandledOnce(
         broker, created, warren, record_file):
     # A classic queue: its unacked count is exact at any moment (see testkit_broker_state).

@@ -233,6 +233,8 @@ CRASH_RETRY = ('{ max_attempts = 3, backoff = "fixed", initial = "6s", jitter = 
                'immediate = 0 }')
 
 
+# slow: timing across a kill; under ASan the delay levels are the poison test's.
+@pytest.mark.slow
 def test_Retry_HostKilledWhileMessagesWaitInDelayLevels_TheyComeBackOnTimeWithAttempt2(
         broker, created, warren, record_file, tmp_path):
     names = Topology(created, "retry-crash")

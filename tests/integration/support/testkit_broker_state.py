@@ -124,15 +124,20 @@ class UnackedSampler:
 class CloseConnectionsTrigger:
     """Once armed, closes every client connection on the node (as `rabbitmqctl
     close_all_connections REASON` does) as soon as QUEUE holds at most READY_AT_MOST ready
-    messages. Fires once; gives up after max_seconds."""
+    messages (a queue being consumed), or at least READY_AT_LEAST (a queue being filled). Fires
+    once; gives up after max_seconds."""
 
-    def __init__(self, broker: Broker, queue: str, ready_at_most: int, reason: str,
+    def __init__(self, broker: Broker, queue: str, reason: str, *,
+                 ready_at_most: Optional[int] = None, ready_at_least: Optional[int] = None,
                  interval_ms: int = 5, max_seconds: int = 300):
         if '"' in reason or "\\" in reason:
             raise ValueError("CloseConnectionsTrigger: the reason may not contain quotes")
+        if (ready_at_most is None) == (ready_at_least is None):
+            raise ValueError("CloseConnectionsTrigger: give ready_at_most or ready_at_least")
         self.broker = broker
         self.queue = queue
-        self.ready_at_most = ready_at_most
+        self.fires_when = (f"R =< {ready_at_most}" if ready_at_least is None
+                           else f"R >= {ready_at_least}")
         self.reason = reason
         self.interval_ms = interval_ms
         self.max_polls = max_seconds * 1000 // interval_ms
@@ -156,7 +161,7 @@ class CloseConnectionsTrigger:
                 receive disarm -> disarmed
                 after {self.interval_ms} ->
                     case Ready() of
-                        R when is_integer(R), R =< {self.ready_at_most} ->
+                        R when is_integer(R), {self.fires_when} ->
                             rabbit_networking:close_connections(
                                 rabbit_networking:connections(), "{self.reason}"),
                             fired;

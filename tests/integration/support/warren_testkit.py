@@ -46,6 +46,14 @@ __all__ = [
 ]
 
 
+def pytest_configure(config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "slow: the test's value is timing or behaviour, and faster tests run the same code; the "
+        "asan preset deselects it (scripts/test sets PYTEST_ADDOPTS=\"-m 'not slow'\"). A file "
+        "of such tests gets the ctest label `slow` instead (tests/integration/CMakeLists.txt).")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """Remembers each phase's report on the test item, so fixtures can tell a failed test."""
