@@ -1,4 +1,5 @@
--- Warren's transactional outbox and processed-message inbox for PostgreSQL (13 or later).
+-- Warren's transactional outbox and processed-message inbox for PostgreSQL 14 or later (CREATE OR
+-- REPLACE TRIGGER).
 --
 -- Applications write their data and the event to publish in ONE transaction, either with a plain
 -- INSERT INTO warren_outbox or with warren_outbox_enqueue(); the relay inside `warren run` (one

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "config/amqp_uri.h"
 #include "config/config_files.h"
 #include "config/config_loader.h"
 
@@ -29,13 +30,34 @@ bool read_broker_password_file(const std::filesystem::path& file, config::Broker
   return true;
 }
 
+// WARREN_BROKER_URI, checked like the file's URIs and stored without its password (the stored
+// URIs are logged, and an unparsable one would fail much later, quoted whole). Its password is
+// used unless WARREN_BROKER_PASSWORD or password_file gives one, the order the loader follows.
+bool apply_broker_uri_override(std::string_view uri, config::BrokerConfig& broker) {
+  std::string why;
+  std::optional<config::AmqpUri> parsed = config::parse_amqp_uri(uri, why);
+  if (!parsed) {
+    std::cerr << "WARREN_BROKER_URI: must be " << config::kAmqpUriSyntax << ": " << why
+              << "; fix the variable or unset it to use [broker] uri\n";
+    return false;
+  }
+  broker.uris = {std::move(parsed->without_password)};
+  const char* password_variable = std::getenv("WARREN_BROKER_PASSWORD");
+  const bool password_elsewhere =
+      (password_variable != nullptr && *password_variable != '\0') || !broker.password_file.empty();
+  if (parsed->password && !password_elsewhere)
+    broker.password = std::move(*parsed->password);
+  return true;
+}
+
 }  // namespace
 
 std::optional<config::Config> load_config_for_cli(const ConfigOptions& options) {
   try {
     config::Config config = config::load_config(options.file);
     if (const char* uri = std::getenv("WARREN_BROKER_URI"); uri != nullptr && *uri != '\0') {
-      config.broker.uris = {uri};
+      if (!apply_broker_uri_override(uri, config.broker))
+        return std::nullopt;
     }
     if (!options.plugin_dir.empty()) {
       std::filesystem::path dir(options.plugin_dir);

@@ -1,5 +1,6 @@
 // Loads the config a verb works on: the file, then the command line and environment overrides
-// (WARREN_BROKER_URI replaces [broker] uri/hosts; --plugin-dir replaces [host] plugin_dir;
+// (WARREN_BROKER_URI replaces [broker] uri/hosts, checked like them, its password used unless
+// WARREN_BROKER_PASSWORD or password_file gives one; --plugin-dir replaces [host] plugin_dir;
 // --broker-password-file replaces the broker password).
 // Problems are printed as file:line:col lines; the caller exits 2.
 #pragma once

@@ -7,7 +7,9 @@
 //
 // Nothing is acked before it is safe: replay acks each dead letter only after its republish is
 // confirmed, and letters the tool does not move go back to the queue when it closes.
+#include <charconv>
 #include <chrono>
+#include <cstdint>
 #include <iostream>
 #include <map>
 #include <thread>
@@ -57,6 +59,15 @@ std::string error_of(const runtime::InboundMessage& message) {
     return "dead-lettered by the broker: " + std::string(*reason);
   }
   return "(no reason recorded)";
+}
+
+// How often the letter was replayed before: its x-warren-replay-count, 0 when absent or not a
+// number (the header travels with the message; anyone could have set it to anything).
+std::uint64_t replay_count(const runtime::InboundMessage& message) {
+  std::uint64_t count = 0;
+  if (const auto text = runtime::find_header(message.headers, "x-warren-replay-count"))
+    std::from_chars(text->data(), text->data() + text->size(), count);
+  return count;
 }
 
 std::string preview(std::string_view body) {
@@ -239,8 +250,7 @@ int replay(const config::Config& config, broker::DeadLetterBrowser& browser,
       if (!is_failure_header(header.first))
         out.headers.push_back(header);
     }
-    const std::string count = header_or(message, "x-warren-replay-count", "0");
-    out.headers.emplace_back("x-warren-replay-count", std::to_string(std::stoul(count) + 1));
+    out.headers.emplace_back("x-warren-replay-count", std::to_string(replay_count(message) + 1));
     if (options.to_queue) {
       // Only the worker's own queue, through the delay levels' delivery exchange (no delay); the
       // consumer shows the handler the original exchange and routing key.

@@ -1,12 +1,15 @@
 // The `warren` command line: verbs and their options (CLI11). Exit codes in exit_codes.h.
 #include <CLI/CLI.hpp>
 
+#include <exception>
 #include <iostream>
+#include <string>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/outbox_command.h"
 #include "cli/plugin_command.h"
+#include "observability/log.h"
 #include "warren/abi.h"
 #include "warren_version.h"
 
@@ -151,38 +154,45 @@ int main(int argc, char** argv) {
     return kExitBadUsageOrConfig;
   }
 
-  if (*run)
-    return run_command(run_options);
-  if (*check)
-    return check_command(check_options);
-  if (*publish) {
-    if (publish_options.body_file.empty() && publish->count("--body") == 0) {
-      std::cerr << "publish: give the body with --body TEXT or --body-file FILE\n";
-      return kExitBadUsageOrConfig;
+  // The verbs catch what they expect; anything else is still a runtime failure (exit 1) with a
+  // message, not std::terminate (exit 134 and a core dump).
+  try {
+    if (*run)
+      return run_command(run_options);
+    if (*check)
+      return check_command(check_options);
+    if (*publish) {
+      if (publish_options.body_file.empty() && publish->count("--body") == 0) {
+        std::cerr << "publish: give the body with --body TEXT or --body-file FILE\n";
+        return kExitBadUsageOrConfig;
+      }
+      return publish_command(publish_config, publish_options);
     }
-    return publish_command(publish_config, publish_options);
-  }
-  if (*apply)
-    return topology_apply_command(topology_config, dry_run);
-  if (*dlq)
-    return dlq_command(dlq_config, dlq_options);
-  if (*outbox) {
-    if (*outbox_subcommands[0])
-      outbox_options.action = OutboxAction::init;
-    else if (*outbox_subcommands[1])
-      outbox_options.action = OutboxAction::status;
-    else
-      outbox_options.action = OutboxAction::retry_dead;
-    return outbox_command(outbox_config, outbox_options);
-  }
-  if (*plugin_new)
-    return plugin_new_command(new_plugin_name, new_plugin_dir);
-  if (*plugins)
-    return plugins_command(plugins_config);
-  if (*version) {
-    std::cout << "warren " << WARREN_VERSION << " (plugin ABI " << WARREN_ABI_MAJOR << "."
-              << WARREN_ABI_MINOR << ")\n";
-    return kExitOk;
+    if (*apply)
+      return topology_apply_command(topology_config, dry_run);
+    if (*dlq)
+      return dlq_command(dlq_config, dlq_options);
+    if (*outbox) {
+      if (*outbox_subcommands[0])
+        outbox_options.action = OutboxAction::init;
+      else if (*outbox_subcommands[1])
+        outbox_options.action = OutboxAction::status;
+      else
+        outbox_options.action = OutboxAction::retry_dead;
+      return outbox_command(outbox_config, outbox_options);
+    }
+    if (*plugin_new)
+      return plugin_new_command(new_plugin_name, new_plugin_dir);
+    if (*plugins)
+      return plugins_command(plugins_config);
+    if (*version) {
+      std::cout << "warren " << WARREN_VERSION << " (plugin ABI " << WARREN_ABI_MAJOR << "."
+                << WARREN_ABI_MINOR << ")\n";
+      return kExitOk;
+    }
+  } catch (const std::exception& error) {
+    warren::observability::log_error(std::string("warren: unexpected failure: ") + error.what());
+    return kExitRuntimeFailure;
   }
   return kExitBadUsageOrConfig;
 }

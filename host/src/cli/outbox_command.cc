@@ -1,7 +1,6 @@
 // See outbox_command.h.
 //   init        applies sql/outbox.sql (idempotent) to each selected outbox's database, and,
-//   without
-//               --outbox, to the databases of the workers' idempotency stores too
+//               without --outbox, to the databases of the workers' idempotency stores too
 //   status      pending, dead and the age of the oldest pending row, per outbox
 //   retry-dead  sets dead rows back to pending (attempts 0) and prints how many
 #include <cstdio>

@@ -3,6 +3,7 @@
 #include "config/amqp_uri.h"
 
 #include <charconv>
+#include <cstdio>
 
 namespace warren::config {
 namespace {
@@ -39,6 +40,32 @@ std::optional<std::string> percent_decode(std::string_view text) {
     i += 2;
   }
   return out;
+}
+
+// The broker code hands the stored URI to rabbitmq-c's amqp_parse_url, which ends the user and
+// the vhost at any of : @ / ? # [ ] and takes only %-escapes of ASCII characters (%00-%7F):
+// what it would refuse is refused here, where the message can point at the file. `what` is
+// "the user" or "the vhost"; neither is secret, but the message still does not quote them.
+bool check_user_or_vhost(std::string_view text, std::string_view what, std::string& why) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (std::string_view(":@/?#[]").find(text[i]) != std::string_view::npos) {
+      char escape[8];
+      std::snprintf(escape, sizeof escape, "%%%02X", static_cast<unsigned char>(text[i]));
+      why = std::string(what) + " holds '" + text[i] + "': percent-encode it as " + escape;
+      return false;
+    }
+    if (text[i] != '%')
+      continue;
+    const int high = i + 2 < text.size() ? hex_value(text[i + 1]) : -1;
+    const int low = i + 2 < text.size() ? hex_value(text[i + 2]) : -1;
+    if (high < 0 || low < 0 || high > 7) {
+      why = std::string(what) +
+            " holds a malformed or non-ASCII %-escape (the broker library accepts %00 to %7F)";
+      return false;
+    }
+    i += 2;
+  }
+  return true;
 }
 
 // "host", "host:port", "[v6]" or "[v6]:port"; port 1..65535.
@@ -119,7 +146,13 @@ std::optional<AmqpUri> parse_amqp_uri(std::string_view uri, std::string& why) {
       }
     }
   }
+  if (!check_user_or_vhost(user, "the user", why)) {
+    return std::nullopt;
+  }
   if (!check_host_and_port(host_and_port, why)) {
+    return std::nullopt;
+  }
+  if (!path.empty() && !check_user_or_vhost(path.substr(1), "the vhost", why)) {
     return std::nullopt;
   }
   parsed.without_password = std::string(scheme);

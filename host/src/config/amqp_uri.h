@@ -15,7 +15,8 @@ struct AmqpUri {
   std::string without_password;         // the URI with ":password" removed
 };
 
-// nullopt with `why` set when malformed. `why` never contains the password.
+// nullopt with `why` set when malformed, or when rabbitmq-c (which the broker code parses the
+// stored URI with) would refuse its user or vhost. `why` never contains the password.
 std::optional<AmqpUri> parse_amqp_uri(std::string_view uri, std::string& why);
 
 // What a broker URI looks like, for messages.

@@ -33,6 +33,25 @@ void read_backoff(TableReader& entry, OutboxConfig& outbox) {
   });
 }
 
+// Relays on one database claim rows from the same warren_outbox table: with different default
+// exchanges, a row that names no exchange would go to whichever relay claimed it. The message
+// names the other outbox, never the dsn (it may hold a password).
+void check_shared_database(TableReader& entry, const OutboxConfig& outbox, const Config& config) {
+  if (outbox.dsn.empty())
+    return;
+  for (const OutboxConfig& other : config.outboxes) {
+    if (other.dsn != outbox.dsn || other.exchange == outbox.exchange)
+      continue;
+    entry.report(entry.find("dsn") != nullptr ? "dsn" : "dsn_file",
+                 "the same database as outbox " + in_quotes(other.name) + " (" +
+                     to_string(other.where) + "), whose exchange is " + in_quotes(other.exchange) +
+                     ", not " + in_quotes(outbox.exchange) +
+                     ": both relays claim rows of one warren_outbox table, so a row without an "
+                     "exchange would go to either; use one [[outbox]] per database");
+    return;
+  }
+}
+
 }  // namespace
 
 void load_outboxes(TableReader& root, const LoadContext& context, Config& config) {
@@ -53,6 +72,7 @@ void load_outboxes(TableReader& root, const LoadContext& context, Config& config
         if (entry.read_string("exchange", outbox.exchange)) {
           check_exchange_reference(entry, "exchange", outbox.exchange, config);
         }
+        check_shared_database(entry, outbox, config);
         entry.read_integer("batch", outbox.batch, 1, 10000);
         entry.read_duration("poll_interval", outbox.poll_interval, Duration(1));
         entry.read_integer("max_attempts", outbox.max_attempts, 1, INT32_MAX);

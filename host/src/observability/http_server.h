@@ -1,8 +1,9 @@
 // The HTTP endpoints that Prometheus and Kubernetes read, served by civetweb on [metrics] listen
 // (default 127.0.0.1:9464):
 //   GET /metrics  200, Prometheus text format 0.0.4: Metrics::serialize()
-//   GET /healthz  200 "ok" while every registered loop ticks (liveness); 503 naming the stalled
-//   loops GET /readyz   200 "ready" when the readiness probe says so; 503 "not ready"
+//   GET /healthz  200 "ok" while every registered loop ticks (liveness); 503 naming the
+//                 stalled loops
+//   GET /readyz   200 "ready" when the readiness probe says so; 503 "not ready"
 // HEAD is answered like GET without a body; other methods get 405, other paths 404.
 //
 // Authentication: when a user is set, /metrics needs HTTP Basic credentials (401 with a

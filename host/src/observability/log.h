@@ -28,8 +28,9 @@ void configure_logging(std::string_view level, LogFormat format);
 
 bool log_enabled(LogLevel level) noexcept;
 
-// Never throws. Errors and criticals with the same worker are rate-limited: beyond a burst,
-// they are counted and a "suppressed N similar messages" line follows when the flood ends.
+// Never throws. Errors and criticals with the same worker are rate-limited: beyond a burst of
+// 20, 5 a second; the refused ones are counted, and the next error let through is preceded by a
+// "suppressed N error messages" warning (none follows if no error comes after the flood).
 void log(LogLevel level, const LogFields& fields, std::string_view text) noexcept;
 
 inline void log_info(std::string_view text) noexcept {

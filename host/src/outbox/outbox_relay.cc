@@ -11,6 +11,7 @@
 
 #include "broker/backoff.h"
 #include "observability/log.h"
+#include "outbox/poll_timeout.h"
 #include "runtime/ids.h"
 
 namespace warren::outbox {
@@ -56,7 +57,7 @@ void OutboxRelay::stop() {
 
 void OutboxRelay::sleep_or_wake(std::chrono::milliseconds duration) const {
   pollfd fd{wake_fd_, POLLIN, 0};
-  ::poll(&fd, 1, static_cast<int>(duration.count()));
+  ::poll(&fd, 1, poll_timeout_ms(duration));
 }
 
 void OutboxRelay::refresh_stats(OutboxStore& store) {

@@ -14,7 +14,9 @@ runtime::OutboundMessage to_outbound_message(const OutboxRow& row,
   message.routing_key = row.routing_key;
   message.body = row.payload;
   message.content_type = row.content_type;
-  message.message_id = row.message_id;
+  // The publisher invents a fresh id for a message without one, at every attempt: an empty
+  // message_id (the column allows '') would defeat consumers that deduplicate on it.
+  message.message_id = row.message_id.empty() ? row.id : row.message_id;
   message.persistent = true;
   message.mandatory = true;
   if (row.headers_json.empty())

@@ -18,10 +18,11 @@ struct OutboxRow {
   int attempts = 0;  // failed publish attempts so far
 };
 
-// The message the relay publishes for `row`: persistent, mandatory, with the row's message_id,
-// content type and headers (string values as they are, other JSON values as JSON text). An empty
-// exchange means `default_exchange` (the [[outbox]] exchange). Throws std::invalid_argument when
-// the headers are not a JSON object.
+// The message the relay publishes for `row`: persistent, mandatory, with the row's message_id
+// (its id when message_id is empty, so that every attempt carries the same one), content type
+// and headers (string values as they are, other JSON values as JSON text). An empty exchange
+// means `default_exchange` (the [[outbox]] exchange). Throws std::invalid_argument when the
+// headers are not a JSON object.
 runtime::OutboundMessage to_outbound_message(const OutboxRow& row,
                                              const std::string& default_exchange);
 

@@ -36,6 +36,48 @@ std::string statement_summary(std::string_view sql) {
   return summary;
 }
 
+// libpq quotes the offending part of a connection string it cannot parse, and that part can be
+// the password or the whole URI with it ("invalid percent-encoded token: "pa%zz"", "... in URI:
+// "postgresql://u:secret@[::1/db""). Keeps libpq's explanation, drops each quoted text longer
+// than one character (a lone quoted "=" or "]" says what was expected and stays).
+std::string without_quoted_values(std::string_view message) {
+  std::string out;
+  for (;;) {
+    const std::size_t open = message.find('"');
+    if (open == std::string_view::npos)
+      return out.append(message);
+    out.append(message.substr(0, open));
+    const std::size_t close = message.find('"', open + 1);
+    if (close == std::string_view::npos)
+      return out += "\"...\"";  // an unmatched quote: what follows may be a value too
+    const std::string_view quoted = message.substr(open, close - open + 1);
+    out += quoted.size() <= 3 ? std::string(quoted) : std::string("\"...\"");
+    message.remove_prefix(close + 1);
+  }
+}
+
+// What libpq (PQconnectdbParams with expand_dbname) reads as a connection string: anything with
+// a '=' or a postgresql:// or postgres:// prefix. Anything else is a database name.
+bool is_connection_string(std::string_view dsn) {
+  return dsn.find('=') != std::string_view::npos || dsn.starts_with("postgresql://") ||
+         dsn.starts_with("postgres://");
+}
+
+// Why libpq cannot parse `dsn`, without any value from it; std::nullopt when it can.
+std::optional<std::string> dsn_parse_problem(const std::string& dsn) {
+  if (!is_connection_string(dsn))
+    return std::nullopt;
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(dsn.c_str(), &error);
+  if (options != nullptr) {
+    PQconninfoFree(options);
+    return std::nullopt;
+  }
+  std::string reason = without_quoted_values(first_line(error));
+  PQfreemem(error);
+  return reason;
+}
+
 // Server notices (e.g. "relation already exists, skipping") go to the debug log, not stderr.
 void log_notice(void*, const char* message) {
   observability::log_debug("PostgreSQL: " + first_line(message));
@@ -44,10 +86,12 @@ void log_notice(void*, const char* message) {
 }  // namespace
 
 std::string describe_dsn(const std::string& dsn) {
+  if (!dsn.empty() && !is_connection_string(dsn))
+    return "dbname=" + dsn;
   char* error = nullptr;
   PQconninfoOption* options = PQconninfoParse(dsn.c_str(), &error);
   if (options == nullptr) {
-    std::string reason = first_line(error);
+    std::string reason = without_quoted_values(first_line(error));
     PQfreemem(error);
     return "an unparsable PostgreSQL connection string (" + reason + ")";
   }
@@ -82,6 +126,15 @@ long PgResult::affected_rows() const {
 
 PgConnection::PgConnection(const PgConnectOptions& options)
     : description_(describe_dsn(options.dsn)) {
+  // libpq's own message for a string it cannot parse may quote the password: say it ourselves.
+  if (const auto problem = dsn_parse_problem(options.dsn)) {
+    throw PgError("cannot connect to PostgreSQL: the dsn is not a valid connection string (" +
+                      *problem +
+                      "); write it as \"host=... port=... dbname=... user=...\" or "
+                      "postgresql://user@host:port/dbname, with special characters "
+                      "percent-encoded in a URI",
+                  "", true);
+  }
   const std::string timeout = std::to_string(options.connect_timeout.count());
   // Later keywords override earlier ones, and the dsn is expanded where it stands: our defaults
   // come first, so whatever the dsn says wins.

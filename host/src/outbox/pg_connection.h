@@ -102,8 +102,9 @@ class PgConnection {
   std::string description_;
 };
 
-// host/port/dbname/user of a conninfo or URI, for messages (the password is left out). When the
-// string cannot be parsed, says so instead.
+// host/port/dbname/user of a conninfo or URI (or the database name libpq takes a plain word
+// for), for messages: the password is left out. When the string cannot be parsed, says so with
+// libpq's reason, minus the parts of the string that reason would quote (they may be secret).
 std::string describe_dsn(const std::string& dsn);
 
 }  // namespace warren::outbox

@@ -8,6 +8,7 @@
 #include "observability/log.h"
 #include "outbox/outbox_queries.h"
 #include "outbox/pg_array.h"
+#include "outbox/poll_timeout.h"
 
 namespace warren::outbox {
 
@@ -119,7 +120,7 @@ void PgOutboxStore::wait_for_work(std::chrono::milliseconds timeout, int wake_fd
     }
     pollfd fds[2] = {{db.socket(), POLLIN, 0}, {wake_fd, POLLIN, 0}};
     const int count = wake_fd >= 0 ? 2 : 1;
-    const int ready = ::poll(fds, count, static_cast<int>(timeout.count()));
+    const int ready = ::poll(fds, count, poll_timeout_ms(timeout));
     if (ready > 0 && (fds[0].revents & (POLLIN | POLLERR | POLLHUP)) != 0) {
       db.consume_input();
       db.take_notifications();  // one wake-up is enough, however many arrived

@@ -124,6 +124,30 @@ TEST(BrokerSection, MalformedUris_AreRefusedSayingWhatIsWrong) {
   }
 }
 
+// The broker code parses the stored URIs with rabbitmq-c's amqp_parse_url: a URI it refuses
+// must be a config error (exit 2, file:line:col), not a failure of `warren run` at start.
+TEST(BrokerSection, UrisTheBrokerLibraryRefuses_AreRefusedSayingWhatToEncode) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"amqp://guest@h:5672/a/b", "the vhost holds '/': percent-encode it as %2F"},
+      {"amqp://guest@h/a:b", "the vhost holds ':': percent-encode it as %3A"},
+      {"amqp://us@er@h/", "the user holds '@': percent-encode it as %40"},
+      {"amqp://guest@h/%zz", "the vhost holds a malformed or non-ASCII %-escape"},
+      {"amqp://guest@h/caf%C3%A9", "the vhost holds a malformed or non-ASCII %-escape"},
+      {"amqp://gu%zzest@h/", "the user holds a malformed or non-ASCII %-escape"},
+  };
+  for (const auto& [uri, why] : cases) {
+    EXPECT_THAT(problems_of("\n[broker]\nuri = \"" + uri + "\"\n"),
+                ElementsAre(Problem(3, 7, "broker.uri", HasSubstr(why))))
+        << uri;
+  }
+}
+
+TEST(BrokerSection, UrisWithEncodedVhostOrNoPath_AreAccepted) {
+  EXPECT_THAT(
+      test::parse("\n[broker]\nhosts = [\"amqp://guest@h/%2F\", \"amqp://h\"]\n").broker.uris,
+      ElementsAre("amqp://guest@h/%2F", "amqp://h"));
+}
+
 TEST(BrokerSection, Ipv6HostUri_IsAccepted) {
   EXPECT_THAT(test::parse("\n[broker]\nuri = \"amqp://[::1]:5672/\"\n").broker.uris,
               ElementsAre("amqp://[::1]:5672/"));

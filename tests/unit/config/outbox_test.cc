@@ -10,6 +10,7 @@ using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 TEST(Outbox, MissingNameAndDsn_AreReportedAtTheSection) {
   EXPECT_THAT(problems_of(R"(
@@ -77,7 +78,7 @@ exchange = "events"
 
 [[outbox]]
 name = "p"
-dsn = "postgresql:///x"
+dsn = "postgresql:///y"
 exchange = "amq.topic"
 
 [[exchanges]]
@@ -113,6 +114,50 @@ dsn = "postgresql:///x"
 )"),
               ElementsAre(Problem(7, 8, "outbox[1].name",
                                   "duplicate outbox name \"o\"; first declared at test.toml:2:1")));
+}
+
+TEST(Outbox, TwoRelaysOfOneDatabaseWithDifferentExchanges_AreRefusedWithoutShowingTheDsn) {
+  EXPECT_THAT(problems_of(R"(
+[[exchanges]]
+name = "a"
+type = "topic"
+[[exchanges]]
+name = "b"
+type = "topic"
+
+[[outbox]]
+name = "first"
+dsn = "postgresql://relay:s3cret@db/shop"
+exchange = "a"
+
+[[outbox]]
+name = "second"
+dsn = "postgresql://relay:s3cret@db/shop"
+exchange = "b"
+)"),
+              ElementsAre(Problem(
+                  16, 7, "outbox[1].dsn",
+                  AllOf(HasSubstr("the same database as outbox \"first\" (test.toml:9:1)"),
+                        HasSubstr("one [[outbox]] per database"), Not(HasSubstr("s3cret"))))));
+}
+
+TEST(Outbox, TwoRelaysOfOneDatabaseWithTheSameExchange_AreAccepted) {
+  EXPECT_THAT(problems_of(R"(
+[[exchanges]]
+name = "a"
+type = "topic"
+
+[[outbox]]
+name = "first"
+dsn = "postgresql:///shop"
+exchange = "a"
+
+[[outbox]]
+name = "second"
+dsn = "postgresql:///shop"
+exchange = "a"
+)"),
+              IsEmpty());
 }
 
 }  // namespace

@@ -47,6 +47,16 @@ TEST(OutboxRowMessage, RowWithoutExchange_GoesToTheOutboxDefault) {
   EXPECT_EQ(to_outbound_message(row, "default.exchange").exchange, "default.exchange");
 }
 
+// The publisher gives a message without an id a fresh random one at each publish: a row written
+// with message_id = '' must still carry one id across its attempts, or consumers that deduplicate
+// on it would apply a retried row twice.
+TEST(OutboxRowMessage, RowWithEmptyMessageId_IsPublishedWithTheRowIdEveryAttempt) {
+  OutboxRow row = sample();
+  row.message_id.clear();
+  EXPECT_EQ(to_outbound_message(row, "").message_id, row.id);
+  EXPECT_EQ(to_outbound_message(row, "").message_id, to_outbound_message(row, "").message_id);
+}
+
 TEST(OutboxRowMessage, HeadersThatAreNotAnObject_AreRefusedNamingTheRow) {
   OutboxRow row = sample();
   row.headers_json = "[1, 2]";
