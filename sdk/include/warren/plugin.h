@@ -41,9 +41,9 @@
 #endif
 
 // Who built this code: shown by `warren plugins` to diagnose a plugin built elsewhere.
-#define WARREN_BUILD_FINGERPRINT                                            \
-  WARREN_DETAIL_COMPILER ";std=" WARREN_DETAIL_STR(__cplusplus) ";cxx11abi" \
-                                                                "=" WARREN_DETAIL_CXX11_ABI
+#define WARREN_DETAIL_STD ";std=" WARREN_DETAIL_STR(__cplusplus)
+#define WARREN_BUILD_FINGERPRINT \
+  WARREN_DETAIL_COMPILER WARREN_DETAIL_STD ";cxx11abi=" WARREN_DETAIL_CXX11_ABI
 
 namespace warren::detail {
 
