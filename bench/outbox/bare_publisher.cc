@@ -3,35 +3,18 @@
 // mandatory messages (a message_id and one header each, like an outbox row), then read frames
 // until every one of them is confirmed (basic.ack, possibly `multiple`), and again, N in all.
 // Prints "first_ns last_ns": first publish to last confirm, wall clock.
-#include <amqp.h>
-#include <amqp_framing.h>
-#include <amqp_tcp_socket.h>
-
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
-namespace {
+#include "bench_amqp.h"  // before amqp_framing.h, which needs amqp.h first
 
-[[noreturn]] void die(const std::string& what) {
-  std::fprintf(stderr, "bench_outbox_bare_publisher: %s\n", what.c_str());
-  std::exit(1);
-}
+#include <amqp_framing.h>
 
-void check(amqp_rpc_reply_t reply, const char* what) {
-  if (reply.reply_type != AMQP_RESPONSE_NORMAL)
-    die(std::string(what) + " failed");
-}
-
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
+using bench::check;
+using bench::die;
+using bench::now_ns;
 
 int main(int argc, char** argv) {
   if (argc != 7)
@@ -43,18 +26,7 @@ int main(int argc, char** argv) {
   const long batch = std::atol(argv[5]);
   const std::string body(static_cast<std::size_t>(std::atol(argv[6])), 'x');
 
-  amqp_connection_info info{};
-  if (amqp_parse_url(uri.data(), &info) != AMQP_STATUS_OK)
-    die("bad uri");
-  amqp_connection_state_t conn = amqp_new_connection();
-  amqp_socket_t* socket = amqp_tcp_socket_new(conn);
-  if (amqp_socket_open(socket, info.host, info.port) != AMQP_STATUS_OK)
-    die("cannot connect");
-  check(amqp_login(conn, info.vhost && *info.vhost ? info.vhost : "/", 0, 131072, 30,
-                   AMQP_SASL_METHOD_PLAIN, info.user, info.password),
-        "login");
-  amqp_channel_open(conn, 1);
-  check(amqp_get_rpc_reply(conn), "channel.open");
+  amqp_connection_state_t conn = bench::connect(uri, 1);
   amqp_confirm_select(conn, 1);
   check(amqp_get_rpc_reply(conn), "confirm.select");
 
