@@ -144,4 +144,9 @@ runtime::TextHeaders render_headers(const amqp_table_t& table) {
   return headers;
 }
 
+bool is_broker_death_header(std::string_view name) {
+  return name == "x-death" || name.starts_with("x-first-death-") ||
+         name.starts_with("x-last-death-");
+}
+
 }  // namespace warren::broker

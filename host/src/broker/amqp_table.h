@@ -57,4 +57,8 @@ std::optional<std::string> render_field(const amqp_field_value_t& value);
 // Received headers as text, in their order; nested tables are skipped.
 runtime::TextHeaders render_headers(const amqp_table_t& table);
 
+// Headers RabbitMQ writes when it dead-letters (x-death, x-first-death-*, x-last-death-*): they
+// describe the broker's doing, not the message, and are left out of copies Warren republishes.
+bool is_broker_death_header(std::string_view name);
+
 }  // namespace warren::broker

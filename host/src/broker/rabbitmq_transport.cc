@@ -1,6 +1,7 @@
 // See rabbitmq_transport.h.
 #include "broker/rabbitmq_transport.h"
 
+#include "broker/amqp_table.h"
 #include "broker/delay_levels.h"
 #include "observability/log.h"
 #include "observability/timestamp.h"
@@ -8,29 +9,10 @@
 namespace warren::broker {
 namespace {
 
+using runtime::set_header;
+using runtime::set_header_if_absent;
+
 constexpr std::size_t kMaxErrorHeader = 1024;
-
-void set_header(runtime::TextHeaders& headers, const std::string& name, std::string value) {
-  for (auto& [key, existing] : headers) {
-    if (key == name) {
-      existing = std::move(value);
-      return;
-    }
-  }
-  headers.emplace_back(name, std::move(value));
-}
-
-void set_header_if_absent(runtime::TextHeaders& headers, const std::string& name,
-                          std::string value) {
-  if (!runtime::find_header(headers, name))
-    headers.emplace_back(name, std::move(value));
-}
-
-// Headers RabbitMQ writes when it dead-letters: they describe the broker's doing, not ours.
-bool is_broker_death_header(const std::string& name) {
-  return name == "x-death" || name.starts_with("x-first-death-") ||
-         name.starts_with("x-last-death-");
-}
 
 std::string truncated(const std::string& text, std::size_t limit) {
   if (text.size() <= limit)
@@ -178,16 +160,9 @@ void RabbitMqTransport::retry_later(const Delivery& delivery,
   if (dropped_as_stale(delivery, settlement, "its retry is not scheduled"))
     return;
   const runtime::InboundMessage& original = delivery.message();
-  runtime::OutboundMessage retry;
+  runtime::OutboundMessage retry = runtime::republished_copy(original, is_broker_death_header);
   retry.exchange = delay_entry_exchange();
   retry.routing_key = delay_routing_key(settlement.delay, delivery.broker_queue());
-  retry.body = original.body;
-  retry.content_type = original.content_type;
-  retry.message_id = original.message_id;
-  for (const auto& header : original.headers) {
-    if (!is_broker_death_header(header.first))
-      retry.headers.push_back(header);
-  }
   set_header(retry.headers, "x-warren-attempt", std::to_string(settlement.next_attempt));
   set_header_if_absent(retry.headers, "x-warren-original-exchange", original.exchange);
   set_header_if_absent(retry.headers, "x-warren-original-routing-key", original.routing_key);
@@ -226,18 +201,11 @@ void RabbitMqTransport::dead_letter(const Delivery& delivery,
     consumer_->settle(delivery.token(), SettleAction::reject);
     return;
   }
-  runtime::OutboundMessage dead;
+  runtime::OutboundMessage dead = runtime::republished_copy(original, is_broker_death_header);
   dead.exchange = exchange;
   dead.routing_key = queue != nullptr && !queue->dead_letter_routing_key.empty()
                          ? queue->dead_letter_routing_key
                          : original.routing_key;
-  dead.body = original.body;
-  dead.content_type = original.content_type;
-  dead.message_id = original.message_id;
-  for (const auto& header : original.headers) {
-    if (!is_broker_death_header(header.first))
-      dead.headers.push_back(header);
-  }
   const std::string now = observability::utc_now_rfc3339();
   set_header(dead.headers, "x-warren-error", truncated(settlement.reason, kMaxErrorHeader));
   set_header(dead.headers, "x-warren-attempt", std::to_string(settlement.attempt));

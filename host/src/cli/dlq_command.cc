@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "broker/amqp_errors.h"
+#include "broker/amqp_table.h"
 #include "broker/dead_letter_browser.h"
 #include "broker/delay_levels.h"
 #include "broker/publisher_connection.h"
@@ -32,9 +33,9 @@ constexpr auto kIdle = std::chrono::seconds(2);
 constexpr std::size_t kBodyPreview = 200;
 
 // Headers the replay drops: they describe the failed life of the message, not the message.
-bool is_failure_header(const std::string& name) {
-  return name.starts_with("x-warren-") || name == "x-death" || name.starts_with("x-first-death-") ||
-         name.starts_with("x-last-death-") || name == "x-delivery-count";
+bool is_failure_header(std::string_view name) {
+  return name.starts_with("x-warren-") || broker::is_broker_death_header(name) ||
+         name == "x-delivery-count";
 }
 
 std::string header_or(const runtime::InboundMessage& message, std::string_view name,
@@ -242,14 +243,7 @@ int replay(const config::Config& config, broker::DeadLetterBrowser& browser,
   std::size_t moved = 0;
   for (const auto& letter : letters) {
     const auto& message = letter.message;
-    runtime::OutboundMessage out;
-    out.body = message.body;
-    out.content_type = message.content_type;
-    out.message_id = message.message_id;
-    for (const auto& header : message.headers) {
-      if (!is_failure_header(header.first))
-        out.headers.push_back(header);
-    }
+    runtime::OutboundMessage out = runtime::republished_copy(message, is_failure_header);
     out.headers.emplace_back("x-warren-replay-count", std::to_string(replay_count(message) + 1));
     if (options.to_queue) {
       // Only the worker's own queue, through the delay levels' delivery exchange (no delay); the

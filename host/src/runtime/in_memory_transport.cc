@@ -221,13 +221,9 @@ void InMemoryTransport::settle(Consumer& consumer, InboundMessage message,
     case Settlement::Kind::retry_later: {
       message.attempt = settlement.next_attempt;
       message.redelivered = false;
-      auto& headers = message.headers;
-      std::erase_if(headers, [](const auto& h) { return h.first == "x-warren-attempt"; });
-      headers.emplace_back("x-warren-attempt", std::to_string(settlement.next_attempt));
-      for (const auto& [name, value] : settlement.headers_if_absent) {
-        if (!find_header(headers, name))
-          headers.emplace_back(name, value);
-      }
+      set_header(message.headers, "x-warren-attempt", std::to_string(settlement.next_attempt));
+      for (const auto& [name, value] : settlement.headers_if_absent)
+        set_header_if_absent(message.headers, name, value);
       timers_.push_back(Timer{std::chrono::steady_clock::now() + settlement.delay,
                               consumer.queue->name, std::move(message)});
       changed_.notify_all();

@@ -46,6 +46,17 @@ struct OutboundMessage {
   bool mandatory = true;
 };
 
+// Replaces the value of header `name`, or appends it.
+void set_header(TextHeaders& headers, std::string_view name, std::string value);
+// Appends header `name` unless the headers already hold it.
+void set_header_if_absent(TextHeaders& headers, std::string_view name, std::string value);
+
+// A copy of `original` to publish again (a retry, a dead letter, a replay): its body, content
+// type, message id and headers, minus the headers `drop_header` names. Where it goes (exchange,
+// routing key) and what headers it gains are the caller's.
+OutboundMessage republished_copy(const InboundMessage& original,
+                                 bool (*drop_header)(std::string_view name));
+
 // What the runtime decided about one delivery.
 struct Settlement {
   enum class Kind {
