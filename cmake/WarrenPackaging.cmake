@@ -6,28 +6,18 @@
 #     0755, with the example plugins), systemd units warren.service and warren@.service, and the
 #     maintainer scripts of packaging/debian/ (the `warren` system user, /var/lib/warren).
 #   dev     -> warren-dev_<version>_<arch>.deb
-#     the SDK headers (/usr/include/warren), the test harness (libwarren_testing.a) and the CMake
+#     the SDK headers (/usr/include/warren), the test harness (libwarren_testing.a) with the
+#     host-side ABI adapter it serves plugins through (libwarren_host_abi.a), and the CMake
 #     package (find_package(Warren): Warren::sdk, Warren::testing, warren_add_plugin()).
 #
 # Only these two components are packaged (CPACK_COMPONENTS_ALL): an install() rule without one
 # lands in "Unspecified" and in no package.
+#
+# The paths and warren_install_plugin() are in WarrenInstallLayout.cmake; the example plugins
+# install themselves (plugins/*/CMakeLists.txt).
 include(CMakePackageConfigHelpers)
 
 set(WARREN_PACKAGING_DIR ${PROJECT_SOURCE_DIR}/packaging)
-# Debian's paths. Absolute: the same whatever CMAKE_INSTALL_PREFIX a developer uses.
-set(WARREN_INSTALL_SYSCONFDIR /etc/warren CACHE PATH "Where the packaged warren.toml goes")
-set(WARREN_INSTALL_SYSTEMD_UNITDIR /lib/systemd/system CACHE PATH "Where the systemd units go")
-# Relative to the prefix (/usr in the packages).
-set(WARREN_INSTALL_PLUGINDIR lib/warren/plugins)
-if(CMAKE_LIBRARY_ARCHITECTURE)
-  set(WARREN_INSTALL_DEV_LIBDIR lib/${CMAKE_LIBRARY_ARCHITECTURE})  # Debian multiarch
-else()
-  set(WARREN_INSTALL_DEV_LIBDIR ${CMAKE_INSTALL_LIBDIR})
-endif()
-set(WARREN_INSTALL_CMAKEDIR ${WARREN_INSTALL_DEV_LIBDIR}/cmake/Warren)
-# The loader refuses group- or other-writable directories: never inherit a loose umask.
-set(CMAKE_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS
-    OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
 
 # ---- runtime: the host ------------------------------------------------------------------------
 # /usr/bin/warren: host/src/cli/CMakeLists.txt (COMPONENT runtime).
@@ -35,10 +25,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/conf/warren.toml
         DESTINATION ${WARREN_INSTALL_SYSCONFDIR} PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
         COMPONENT runtime)
 install(DIRECTORY DESTINATION ${WARREN_INSTALL_PLUGINDIR} COMPONENT runtime)
-install(TARGETS order_email sales_ranking
-        LIBRARY DESTINATION ${WARREN_INSTALL_PLUGINDIR}
-        PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
-        COMPONENT runtime)
+# The example plugins in it: warren_install_plugin() in plugins/order_email, plugins/sales_ranking.
 install(FILES ${PROJECT_SOURCE_DIR}/docs/operations.md
         DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/warren COMPONENT runtime)
 install(FILES ${WARREN_PACKAGING_DIR}/systemd/warren.service ${WARREN_PACKAGING_DIR}/systemd/warren@.service
@@ -46,11 +33,13 @@ install(FILES ${WARREN_PACKAGING_DIR}/systemd/warren.service ${WARREN_PACKAGING_
 
 # ---- dev: SDK, harness, CMake package ---------------------------------------------------------
 set_target_properties(warren_sdk PROPERTIES EXPORT_NAME sdk)
+set_target_properties(warren_host_abi PROPERTIES EXPORT_NAME host_abi)
 set_target_properties(warren_testing PROPERTIES EXPORT_NAME testing OUTPUT_NAME warren_testing)
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/sdk/include/warren ${PROJECT_SOURCE_DIR}/sdk/testing/include/warren
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/sdk/include/warren ${PROJECT_SOURCE_DIR}/sdk/host_abi/include/warren
+                  ${PROJECT_SOURCE_DIR}/sdk/testing/include/warren
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev
         FILES_MATCHING PATTERN "*.h")
-install(TARGETS warren_sdk warren_testing EXPORT WarrenTargets
+install(TARGETS warren_sdk warren_host_abi warren_testing EXPORT WarrenTargets
         ARCHIVE DESTINATION ${WARREN_INSTALL_DEV_LIBDIR} COMPONENT dev
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/docs/sdk.md
@@ -98,7 +87,9 @@ set(CPACK_STRIP_FILES ON)  # the binary and plugins without their debug info
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME warren)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)  # Depends from dpkg-shlibdeps
-set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "passwd")  # useradd, in postinst
+# passwd: useradd, in postinst. libpq5: loaded with dlopen when PostgreSQL is configured
+# (host/src/outbox/libpq_api.h), so dpkg-shlibdeps cannot see it.
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "passwd, libpq5")
 string(CONCAT CPACK_DEBIAN_RUNTIME_DESCRIPTION
     "Worker host for message-consumer plugins\n"
     "Warren consumes RabbitMQ queues for handlers written as .so plugins against a small C++ SDK,\n"

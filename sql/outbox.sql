@@ -85,8 +85,9 @@ CREATE OR REPLACE TRIGGER warren_outbox_notify
   AFTER INSERT ON warren_outbox
   FOR EACH STATEMENT EXECUTE FUNCTION warren_outbox_notify();
 
--- Sent rows are kept (they answer "was it published, and when?"); delete old ones from time to
--- time, e.g. daily: SELECT warren_outbox_purge_sent('7 days');
+-- Sent rows are kept a while (they answer "was it published, and when?"): the relay deletes those
+-- older than its [[outbox]] retention (7 days by default) itself, in chunks. To delete sooner by
+-- hand: SELECT warren_outbox_purge_sent('1 day');
 CREATE OR REPLACE FUNCTION warren_outbox_purge_sent(older_than interval DEFAULT '7 days')
 RETURNS bigint
 LANGUAGE sql

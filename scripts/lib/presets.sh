@@ -46,12 +46,13 @@ preset_has_target() {
   ninja -C "$(preset_build_dir "$1")" -t query "$2" >/dev/null 2>&1
 }
 
-# preset_ctest NAME CTEST_ARGS...
+# preset_ctest NAME CTEST_ARGS...: as the test preset NAME runs, also outside its binaryDir (an
+# empty selection is an error; a later --no-tests=ignore in CTEST_ARGS overrides that).
 preset_ctest() {
   local name=$1
   shift
   if [[ -n ${WARREN_BUILD_ROOT:-} ]]; then
-    ctest --test-dir "$(preset_build_dir "$name")" --output-on-failure "$@"
+    ctest --test-dir "$(preset_build_dir "$name")" --output-on-failure --no-tests=error "$@"
   else
     ctest --preset "$name" "$@"
   fi

@@ -1,350 +1,207 @@
-// The in-memory fake host behind warren::testing::Harness: the warren_host_api table as plain
-// C callbacks over a mutex-guarded record of logs, publishes and metrics, plus the per-delivery
-// state (headers, scope, reported outcome) that lives on deliver()'s stack.
+// The in-memory fake host behind warren::testing::Harness: the host's own ABI adapter
+// (Warren::host_abi: its C table, checks and conversions) over in-memory services. State is the
+// worker (settings, mutex-guarded records of logs, publishes and metrics); a Delivery is one
+// handle() call (headers, scope, reported outcome) and lives on deliver()'s stack.
 #include "warren/testing/harness.h"
 
-#include <cxxabi.h>
-
-#include <algorithm>
 #include <atomic>
 #include <cstddef>
-#include <cstdlib>
-#include <cstring>
 #include <deque>
 #include <mutex>
 #include <ostream>
+#include <span>
 #include <stdexcept>
 #include <string>
 
+#include "warren/detail/abi_sizes.h"
 #include "warren/detail/strings.h"
+#include "warren/host_abi/descriptor_check.h"
+#include "warren/host_abi/message_scope.h"
+#include "warren/host_abi/metric_rules.h"
+#include "warren/host_abi/plugin_instance.h"
+#include "warren/host_abi/services.h"
 
 namespace warren::testing {
 namespace {
 
-using detail::from_abi;
-using detail::to_abi;
-
-constexpr std::string_view kMetricPrefix = "warren_plugin_";
-
-std::string demangle(std::string_view mangled) {
-  if (mangled.empty())
-    return {};
-  const std::string name(mangled);
-  int status = 0;
-  char* readable = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
-  if (status != 0 || readable == nullptr)
-    return name;
-  std::string result(readable);
-  std::free(readable);
-  return result;
-}
-
-LogLevel to_log_level(std::uint32_t level) {
-  switch (level) {
-    case WARREN_LOG_WARN:
-      return LogLevel::warn;
-    case WARREN_LOG_ERROR:
-      return LogLevel::error;
-    default:
-      return LogLevel::info;
-  }
-}
-
-bool is_valid_metric_name(std::string_view name) {
-  if (name.empty())
-    return false;
-  auto is_letter = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-  };
-  if (!is_letter(name.front()))
-    return false;
-  for (char c : name) {
-    if (!is_letter(c) && !(c >= '0' && c <= '9'))
-      return false;
-  }
-  return true;
+// "plugin 'name'", reading the name only from a descriptor large enough to have one.
+std::string describe(const warren_plugin_descriptor& descriptor) {
+  if (descriptor.struct_size < detail::kDescriptorV1_0Size || descriptor.name == nullptr)
+    return "plugin";
+  return std::string("plugin '") + descriptor.name + "'";
 }
 
 }  // namespace
 
-// A metric handle given to the plugin: stable in memory for the harness's lifetime.
-struct MetricSlot {
-  Harness::State* state;
-  MetricRecord* record;
+// A metric handle given to the plugin: records into its MetricRecord under the harness's mutex.
+class HarnessMetric final : public host_abi::PluginMetric {
+ public:
+  HarnessMetric(MetricType type, std::mutex& mutex, MetricRecord& record)
+      : PluginMetric(type), mutex_(mutex), record_(record) {}
+
+ private:
+  void apply(double value) noexcept override {
+    const std::lock_guard lock(mutex_);
+    record_.values.push_back(value);
+  }
+
+  std::mutex& mutex_;
+  MetricRecord& record_;
 };
 
-struct Harness::State {
+struct Harness::State final : host_abi::WorkerServices {
   warren_plugin_descriptor descriptor{};
   Settings settings;
-  std::string worker_name;
-  void* instance = nullptr;
+  std::string name;
 
-  mutable std::mutex mutex;  // guards everything below
+  mutable std::mutex mutex;  // guards the records below
   std::vector<PublishedMessage> published;
   std::vector<LogRecord> logs;
   std::map<std::string, MetricRecord> metrics;  // std::map: node addresses are stable
-  std::deque<MetricSlot> metric_slots;          // deque: element addresses are stable
+  std::map<std::string, std::unique_ptr<HarnessMetric>> metric_handles;
   std::deque<std::string> publish_failures;
 
   std::atomic<bool> stop_requested{false};
   std::atomic<std::size_t> live_scopes{0};
 
-  void log(LogLevel level, std::string text, std::string message_id) {
+  // Last, so the handler is destroyed while everything it may use in its destructor lives.
+  std::unique_ptr<host_abi::PluginInstance> instance;
+
+  void record_log(LogLevel level, std::string_view text, std::string message_id) noexcept {
+    try {
+      const std::lock_guard lock(mutex);
+      logs.push_back(LogRecord{level, std::string(text), std::move(message_id)});
+    } catch (...) {  // out of memory: the line is lost, as it could be in the host
+    }
+  }
+
+  // The fake broker: fails the publish if a failure is queued, else confirms and records it.
+  std::optional<std::string> publish(OutgoingMessage message) {
     const std::lock_guard lock(mutex);
-    logs.push_back(LogRecord{level, std::move(text), std::move(message_id)});
+    if (!publish_failures.empty()) {
+      std::string reason = std::move(publish_failures.front());
+      publish_failures.pop_front();
+      return reason;
+    }
+    published.push_back(std::move(message));
+    return std::nullopt;
+  }
+
+  // ---- host_abi::WorkerServices ----
+  std::string_view worker_name() const noexcept override { return name; }
+  void log(LogLevel level, std::string_view text) noexcept override { record_log(level, text, {}); }
+  const std::string* setting(std::string_view key) const noexcept override {
+    const auto it = settings.find(std::string(key));
+    return it == settings.end() ? nullptr : &it->second;
+  }
+  host_abi::PluginMetric* metric(MetricType type, const std::string& exported_name,
+                                 std::string_view help, std::span<const double> buckets,
+                                 std::string& refusal) noexcept override {
+    try {
+      const std::lock_guard lock(mutex);
+      auto [record, inserted] = metrics.try_emplace(exported_name);
+      if (inserted) {
+        record->second.type = type;
+        record->second.help = std::string(help);
+        record->second.buckets.assign(buckets.begin(), buckets.end());
+        metric_handles[exported_name] =
+            std::make_unique<HarnessMetric>(type, mutex, record->second);
+      } else if (record->second.type != type) {
+        refusal = host_abi::type_clash(exported_name, record->second.type, type);
+        return nullptr;
+      }
+      return metric_handles.at(exported_name).get();
+    } catch (...) {
+      refusal = "out of memory";
+      return nullptr;
+    }
   }
 };
 
 namespace {
 
 // One handle() call: the `host_message` handed to the plugin.
-struct Delivery {
-  Delivery(Harness::State* owner, const TestMessage* delivered)
-      : state(owner), message(delivered) {}
-
-  Harness::State* state;
-  const TestMessage* message;
-  void* scope = nullptr;
-  warren_scope_destroy_fn destroy_scope = nullptr;
-
-  int reports = 0;
-  std::uint32_t kind = 0;
-  std::int64_t delay_ms = -1;
-  std::uint32_t error_kind = WARREN_ERROR_NONE;
-  std::string reason;
-  std::string error_type;
+class Delivery final : public host_abi::MessageServices {
+ public:
+  Delivery(Harness::State& state, const TestMessage& message) : state_(state), message_(message) {}
+  ~Delivery() override { settle(); }
 
   // The message is settled: what it attached to its scope dies now.
   void settle() noexcept {
-    if (scope == nullptr)
+    if (!scope_.holds())
       return;
-    void* dying = scope;
-    scope = nullptr;
-    destroy_scope(dying);
-    state->live_scopes.fetch_sub(1);
+    scope_.settle();
+    state_.live_scopes.fetch_sub(1);
   }
 
-  Result to_result() const {
-    if (reports != 1) {
-      throw std::logic_error("the plugin reported " + std::to_string(reports) +
-                             " outcomes for message '" + message->message_id +
+  Result result() const {
+    if (reports_ != 1) {
+      throw std::logic_error("the plugin reported " + std::to_string(reports_) +
+                             " outcomes for message '" + message_.message_id +
                              "' instead of exactly one: its handle trampoline is broken");
     }
     Result result;
-    result.reason = reason;
-    result.error = error_kind == WARREN_ERROR_STD_EXCEPTION ? Result::Error::std_exception
-                   : error_kind == WARREN_ERROR_PERMANENT   ? Result::Error::permanent
-                   : error_kind == WARREN_ERROR_UNKNOWN     ? Result::Error::unknown
-                                                            : Result::Error::none;
-    switch (kind) {
-      case WARREN_OUTCOME_ACK:
+    switch (outcome_.kind) {
+      case host_abi::ReportedOutcome::Kind::ack:
         result.kind = Result::Kind::ack;
-        return result;
-      case WARREN_OUTCOME_RETRY:
+        break;
+      case host_abi::ReportedOutcome::Kind::retry:
         result.kind = Result::Kind::retry;
-        if (delay_ms >= 0)
-          result.delay = std::chrono::milliseconds(delay_ms);
-        return result;
-      case WARREN_OUTCOME_DEAD_LETTER:
+        break;
+      case host_abi::ReportedOutcome::Kind::dead_letter:
         result.kind = Result::Kind::dead_letter;
-        return result;
-      case WARREN_OUTCOME_THREW:
-        result.kind = Result::Kind::retry;
-        result.threw = true;
-        result.exception_type = demangle(error_type);
-        return result;
-      case WARREN_OUTCOME_THREW_PERMANENT:
-        result.kind = Result::Kind::dead_letter;
-        result.threw = true;
-        result.exception_type = demangle(error_type);
-        return result;
-      default:
-        throw std::logic_error("the plugin reported an invalid outcome kind " +
-                               std::to_string(kind) + " for message '" + message->message_id + "'");
+        break;
+      case host_abi::ReportedOutcome::Kind::invalid:
+        throw std::logic_error("the plugin reported an invalid outcome for message '" +
+                               message_.message_id + "': " + outcome_.reason);
+    }
+    result.delay = outcome_.delay;
+    result.reason = outcome_.reason;
+    result.threw = outcome_.threw();
+    result.error = outcome_.error;
+    result.exception_type = outcome_.exception_type;
+    return result;
+  }
+
+  // ---- host_abi::MessageServices ----
+  void log(LogLevel level, std::string_view text) noexcept override {
+    state_.record_log(level, text, message_.message_id);
+  }
+  std::optional<std::string_view> header(std::string_view name) const noexcept override {
+    const auto it = message_.headers.find(std::string(name));
+    if (it == message_.headers.end())
+      return std::nullopt;
+    return std::string_view(it->second);
+  }
+  bool stop_requested() const noexcept override { return state_.stop_requested.load(); }
+  void* scope() const noexcept override { return scope_.get(); }
+  void set_scope(void* scope, warren_scope_destroy_fn destroy) noexcept override {
+    const bool held = scope_.holds();
+    scope_.set(scope, destroy);
+    if (scope_.holds() && !held)
+      state_.live_scopes.fetch_add(1);
+    if (!scope_.holds() && held)
+      state_.live_scopes.fetch_sub(1);
+  }
+  std::optional<std::string> publish(OutgoingMessage message) noexcept override {
+    try {
+      return state_.publish(std::move(message));
+    } catch (const std::exception& e) {
+      return std::string(e.what());
     }
   }
+  void report(host_abi::ReportedOutcome outcome) noexcept override {
+    ++reports_;
+    outcome_ = std::move(outcome);
+  }
+
+ private:
+  Harness::State& state_;
+  const TestMessage& message_;
+  host_abi::MessageScope scope_;
+  int reports_ = 0;
+  host_abi::ReportedOutcome outcome_;
 };
-
-Harness::State& worker(void* host_plugin) {
-  return *static_cast<Harness::State*>(host_plugin);
-}
-Delivery& delivery(void* host_message) {
-  return *static_cast<Delivery*>(host_message);
-}
-
-// ---- worker level (PluginContext) ----
-
-void plugin_log(void* host_plugin, std::uint32_t level, warren_str text) {
-  worker(host_plugin).log(to_log_level(level), std::string(from_abi(text)), {});
-}
-
-int plugin_setting(void* host_plugin, warren_str key, warren_str* value) {
-  const Harness::State& state = worker(host_plugin);
-  const auto it = state.settings.find(std::string(from_abi(key)));
-  if (it == state.settings.end())
-    return 0;
-  *value = to_abi(it->second);
-  return 1;
-}
-
-warren_str plugin_worker_name(void* host_plugin) {
-  return to_abi(worker(host_plugin).worker_name);
-}
-
-void* plugin_metric(void* host_plugin, std::uint32_t type, warren_str name, warren_str help,
-                    const double* buckets, std::size_t bucket_count) {
-  Harness::State& state = worker(host_plugin);
-  std::string full_name(from_abi(name));
-  if (!full_name.starts_with(kMetricPrefix))
-    full_name.insert(0, kMetricPrefix);
-  auto refuse = [&](const std::string& why) -> void* {
-    state.log(LogLevel::error, "metric '" + full_name + "' refused: " + why, {});
-    return nullptr;
-  };
-  if (!is_valid_metric_name(from_abi(name))) {
-    return refuse("a metric name is letters, digits and '_', not starting with a digit");
-  }
-  MetricType metric_type;
-  switch (type) {
-    case WARREN_METRIC_COUNTER:
-      metric_type = MetricType::counter;
-      break;
-    case WARREN_METRIC_HISTOGRAM:
-      metric_type = MetricType::histogram;
-      break;
-    case WARREN_METRIC_GAUGE:
-      metric_type = MetricType::gauge;
-      break;
-    default:
-      return refuse("unknown metric type " + std::to_string(type));
-  }
-  std::vector<double> bucket_list(buckets, buckets + bucket_count);
-  for (std::size_t i = 1; i < bucket_list.size(); ++i) {
-    if (!(bucket_list[i - 1] < bucket_list[i])) {
-      return refuse("histogram buckets must be strictly increasing");
-    }
-  }
-
-  const std::lock_guard lock(state.mutex);
-  auto [it, inserted] = state.metrics.try_emplace(full_name);
-  MetricRecord& record = it->second;
-  if (inserted) {
-    record.type = metric_type;
-    record.help = std::string(from_abi(help));
-    record.buckets = std::move(bucket_list);
-  } else if (record.type != metric_type) {
-    state.logs.push_back(
-        LogRecord{LogLevel::error,
-                  "metric '" + full_name + "' refused: already registered with another type",
-                  {}});
-    return nullptr;
-  }
-  for (MetricSlot& slot : state.metric_slots) {
-    if (slot.record == &record)
-      return &slot;
-  }
-  return &state.metric_slots.emplace_back(MetricSlot{&state, &record});
-}
-
-void metric_record(void* metric, double value) {
-  auto* slot = static_cast<MetricSlot*>(metric);
-  const std::lock_guard lock(slot->state->mutex);
-  slot->record->values.push_back(value);
-}
-
-// ---- message level (Context) ----
-
-void message_log(void* host_message, std::uint32_t level, warren_str text) {
-  Delivery& d = delivery(host_message);
-  d.state->log(to_log_level(level), std::string(from_abi(text)), d.message->message_id);
-}
-
-int message_header(void* host_message, warren_str name, warren_str* value) {
-  const Delivery& d = delivery(host_message);
-  const auto it = d.message->headers.find(std::string(from_abi(name)));
-  if (it == d.message->headers.end())
-    return 0;
-  *value = to_abi(it->second);
-  return 1;
-}
-
-int message_stop_requested(void* host_message) {
-  return delivery(host_message).state->stop_requested.load() ? 1 : 0;
-}
-
-void* message_scope(void* host_message) {
-  return delivery(host_message).scope;
-}
-
-void message_set_scope(void* host_message, void* scope, warren_scope_destroy_fn destroy) {
-  Delivery& d = delivery(host_message);
-  d.settle();  // a replaced scope dies at once, as it would in the host
-  if (scope == nullptr || destroy == nullptr)
-    return;
-  d.scope = scope;
-  d.destroy_scope = destroy;
-  d.state->live_scopes.fetch_add(1);
-}
-
-int message_publish(void* host_message, const warren_publish_request* request, char* error,
-                    std::size_t error_capacity) {
-  Harness::State& state = *delivery(host_message).state;
-  PublishedMessage message;
-  message.exchange = from_abi(request->exchange);
-  message.routing_key = from_abi(request->routing_key);
-  message.body = from_abi(request->body);
-  message.content_type = from_abi(request->content_type);
-  message.message_id = from_abi(request->message_id);
-  for (std::size_t i = 0; i < request->header_count; ++i) {
-    message.headers.emplace_back(from_abi(request->header_names[i]),
-                                 from_abi(request->header_values[i]));
-  }
-  const std::lock_guard lock(state.mutex);
-  if (!state.publish_failures.empty()) {
-    detail::copy_error(error, error_capacity, state.publish_failures.front().c_str());
-    state.publish_failures.pop_front();
-    return 1;
-  }
-  state.published.push_back(std::move(message));
-  return 0;
-}
-
-void message_report(void* host_message, const warren_outcome* outcome) {
-  Delivery& d = delivery(host_message);
-  ++d.reports;
-  d.kind = outcome->kind;
-  d.delay_ms = outcome->delay_ms;
-  d.reason = from_abi(outcome->reason);
-  d.error_kind = outcome->error_kind;
-  d.error_type = from_abi(outcome->error_type);
-}
-
-const warren_host_api& fake_host_api() {
-  static const warren_host_api api = [] {
-    warren_host_api table{};
-    table.struct_size = sizeof(table);
-    table.abi_major = WARREN_ABI_MAJOR;
-    table.abi_minor = WARREN_ABI_MINOR;
-    table.plugin_log = &plugin_log;
-    table.plugin_setting = &plugin_setting;
-    table.plugin_worker_name = &plugin_worker_name;
-    table.plugin_metric = &plugin_metric;
-    table.metric_record = &metric_record;
-    table.message_log = &message_log;
-    table.message_header = &message_header;
-    table.message_stop_requested = &message_stop_requested;
-    table.message_scope = &message_scope;
-    table.message_set_scope = &message_set_scope;
-    table.message_publish = &message_publish;
-    table.message_report = &message_report;
-    return table;
-  }();
-  return api;
-}
-
-std::string describe(const warren_plugin_descriptor& descriptor) {
-  return std::string("plugin '") + (descriptor.name != nullptr ? descriptor.name : "?") + "'";
-}
 
 }  // namespace
 
@@ -353,70 +210,41 @@ std::string describe(const warren_plugin_descriptor& descriptor) {
 Harness::Harness(const warren_plugin_descriptor& descriptor, Settings settings,
                  std::string worker_name)
     : state_(std::make_unique<State>()) {
-  constexpr std::size_t required = offsetof(warren_plugin_descriptor, handle) + sizeof(void*);
-  if (descriptor.struct_size < required) {
-    throw std::runtime_error(describe(descriptor) + ": descriptor is " +
-                             std::to_string(descriptor.struct_size) + " bytes, smaller than the " +
-                             std::to_string(required) + " of ABI 1.0: it is not a Warren plugin");
+  if (const std::optional<std::string> refusal = host_abi::descriptor_refusal(descriptor)) {
+    throw std::runtime_error(describe(descriptor) + " refused: " + *refusal);
   }
-  if (descriptor.abi_major != WARREN_ABI_MAJOR || descriptor.abi_minor > WARREN_ABI_MINOR) {
-    throw std::runtime_error(describe(descriptor) + " was built for Warren ABI " +
-                             std::to_string(descriptor.abi_major) + "." +
-                             std::to_string(descriptor.abi_minor) + "; this SDK speaks " +
-                             std::to_string(WARREN_ABI_MAJOR) + "." +
-                             std::to_string(WARREN_ABI_MINOR) + ": rebuild it against this SDK");
-  }
-  if (descriptor.create == nullptr || descriptor.destroy == nullptr ||
-      descriptor.handle == nullptr) {
-    throw std::runtime_error(describe(descriptor) + ": descriptor lacks create/destroy/handle");
-  }
-  std::memcpy(&state_->descriptor, &descriptor,
-              std::min<std::size_t>(descriptor.struct_size, sizeof(warren_plugin_descriptor)));
+  state_->descriptor = host_abi::copy_descriptor(descriptor);
   state_->settings = std::move(settings);
-  state_->worker_name = std::move(worker_name);
-
-  char error[1024] = {0};
-  state_->instance =
-      state_->descriptor.create(&fake_host_api(), state_.get(), error, sizeof(error));
-  if (state_->instance == nullptr) {
+  state_->name = std::move(worker_name);
+  try {
+    state_->instance = std::make_unique<host_abi::PluginInstance>(state_->descriptor, *state_);
+  } catch (const std::runtime_error& e) {
     throw std::runtime_error(describe(state_->descriptor) + " failed to start worker '" +
-                             state_->worker_name + "': " + error);
+                             state_->name + "': " + e.what());
   }
 }
 
-Harness::~Harness() {
-  if (state_ && state_->instance != nullptr)
-    state_->descriptor.destroy(state_->instance);
-}
-
+Harness::~Harness() = default;
 Harness::Harness(Harness&&) noexcept = default;
-
-Harness& Harness::operator=(Harness&& other) noexcept {
-  if (this != &other) {
-    if (state_ && state_->instance != nullptr)
-      state_->descriptor.destroy(state_->instance);
-    state_ = std::move(other.state_);
-  }
-  return *this;
-}
+Harness& Harness::operator=(Harness&&) noexcept = default;
 
 Result Harness::deliver(const TestMessage& message) {
   if (!state_)
     throw std::logic_error("Harness::deliver called on a moved-from Harness");
   warren_message abi_message{};
   abi_message.struct_size = sizeof(abi_message);
-  abi_message.body = to_abi(message.body);
-  abi_message.routing_key = to_abi(message.routing_key);
-  abi_message.exchange = to_abi(message.exchange);
-  abi_message.message_id = to_abi(message.message_id);
-  abi_message.content_type = to_abi(message.content_type);
+  abi_message.body = detail::to_abi(message.body);
+  abi_message.routing_key = detail::to_abi(message.routing_key);
+  abi_message.exchange = detail::to_abi(message.exchange);
+  abi_message.message_id = detail::to_abi(message.message_id);
+  abi_message.content_type = detail::to_abi(message.content_type);
   abi_message.attempt = message.attempt;
   abi_message.redelivered = message.redelivered ? 1 : 0;
 
-  Delivery d(state_.get(), &message);
-  state_->descriptor.handle(state_->instance, &abi_message, &d);
-  d.settle();
-  return d.to_result();
+  Delivery delivery(*state_, message);
+  state_->instance->handle(abi_message, delivery);
+  delivery.settle();
+  return delivery.result();
 }
 
 std::vector<PublishedMessage> Harness::published() const {
@@ -508,16 +336,16 @@ std::ostream& operator<<(std::ostream& out, const Result& result) {
   return out;
 }
 
+}  // namespace warren::testing
+
+namespace warren {
+
 std::ostream& operator<<(std::ostream& out, LogLevel level) {
-  switch (level) {
-    case LogLevel::info:
-      return out << "info";
-    case LogLevel::warn:
-      return out << "warn";
-    case LogLevel::error:
-      return out << "error";
-  }
-  return out << "invalid";
+  return out << to_string(level);
 }
 
-}  // namespace warren::testing
+std::ostream& operator<<(std::ostream& out, MetricType type) {
+  return out << to_string(type);
+}
+
+}  // namespace warren

@@ -7,8 +7,6 @@ The record file tells which ids the handler saw; its first lines are the failed 
 lines after them are what the replay delivered.
 """
 
-import ctypes
-import signal
 import subprocess
 import textwrap
 from collections import Counter
@@ -18,6 +16,7 @@ import pytest
 
 from testkit_cleanup import created  # noqa: F401,F811 (a fixture)
 from testkit_traffic import wait_drained
+from testkit_warren import die_with_parent
 from warren_testkit import env, free_port, require_services, wait_until, warren_cli
 
 MAX_ATTEMPTS = 2
@@ -210,7 +209,7 @@ def test_DlqReplay_WhereAndLimit_SelectWhichDeadLettersMove(scene):
     assert Counter(handled) == Counter(batch_a)
     listing = scene.dlq("list", "--where", "x-batch=b")
     assert "20 dead letter(s) of worker 'w'" in listing.stdout, output(listing)
-    assert sorted(m.message_id for m in scene.broker.drain(scene.dead_letter_queue)) == \
+    assert sorted(m.message_id for m in scene.broker.drain(scene.dead_letter_queue, expect=len(batch_b))) == \
         sorted(batch_b)
 
 
@@ -244,10 +243,6 @@ def test_DlqPurge_TwoHundredDeadLetters_AllAreDeleted(scene):
 
 # ---- a replay killed midway ----------------------------------------------------------------------
 
-def _die_with_parent() -> None:
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
 def test_DlqReplay_KilledMidway_LosesNothing_ASecondReplayFinishesTheJob(scene, tmp_path):
     ids = scene.dead_letter(100)
     failed_calls = len(scene.record_file.records())
@@ -256,7 +251,7 @@ def test_DlqReplay_KilledMidway_LosesNothing_ASecondReplayFinishesTheJob(scene, 
     with open(tmp_path / "replay.out", "wb") as out:
         replay = subprocess.Popen([env("WARREN_BIN"), *scene.dlq_args("replay", "--rate", "20/s")],
                                   stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                  preexec_fn=_die_with_parent)
+                                  preexec_fn=die_with_parent)
     try:
         # About a second in: 20 messages moved and handled, 80 still held by the tool.
         scene.record_file.wait_for_count(failed_calls + 20, timeout=30)

@@ -5,11 +5,11 @@ failed attempt is not recorded (the retry runs the handler); rows older than `re
 pruned; a store that cannot be reached degrades to at-least-once instead of stopping the worker."""
 
 import pytest
-import requests
 
-from test_outbox_kit import OutboxSchema, metric_value, outbox_toml
-from warren_testkit import (RecordFile, WarrenProcess, env, free_port, require_services,
-                            unique_name, wait_until)
+from test_outbox_kit import OutboxSchema, outbox_toml
+from testkit_metrics import MetricMissing, scrape, total
+from warren_testkit import (RecordFile, WarrenProcess, env, failed_so_far, free_port,
+                            require_services, unique_name, wait_until)
 
 
 @pytest.fixture
@@ -49,19 +49,20 @@ class IdempotentWorker:
                             headers={"x-test-action": action})
 
     def metric(self, name, **labels):
-        text = requests.get(f"http://127.0.0.1:{self.port}/metrics", timeout=2).text
-        return metric_value(text, name, **labels)
+        return total(scrape(f"127.0.0.1:{self.port}"), name, **labels)
 
     def wait_settled(self, count):
         wait_until(lambda: self.metric("warren_messages_settled_total", worker="orders",
-                                       outcome="ack") >= count, 30,
+                                       outcome="ack") >= count, 30, ignore=(MetricMissing,),
                    what=f"{count} acked messages")
 
     def stop(self, failed: bool):
         if failed:
             print(f"\n----- {self.process.workdir} -----\n{self.process.describe(tail_lines=60)}")
-        self.process.cleanup(keep_files=failed)
-        self.broker.delete_queue(self.queue)
+        try:
+            self.process.cleanup(keep_files=failed)
+        finally:
+            self.broker.delete_queue(self.queue)
 
 
 @pytest.fixture
@@ -74,8 +75,7 @@ def idempotent_worker(request, schema, broker, tmp_path):
         return worker
 
     yield start
-    failed = any(getattr(getattr(request.node, f"warren_report_{phase}", None), "failed", False)
-                 for phase in ("setup", "call"))
+    failed = failed_so_far(request)
     for worker in workers:
         worker.stop(failed)
 

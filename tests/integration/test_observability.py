@@ -19,6 +19,8 @@ from typing import Dict, Iterator, List, Optional, Tuple
 import pytest
 import requests
 
+from testkit_metrics import Series, parse_exposition, total, value
+from testkit_metrics import scrape as scrape_endpoint
 from warren_testkit import (Prometheus, RecordFile, env, free_port, require_services, unique_name,
                             wait_until)
 
@@ -154,32 +156,12 @@ def action(spec: str, **headers: str) -> Dict[str, str]:
     return {"x-test-action": spec, **headers}
 
 
-Sample = Tuple[Dict[str, str], float]
-
-
-def parse_exposition(text: str) -> Dict[str, List[Sample]]:
-    """Prometheus text format -> {series name: [(labels, value)]} (comments skipped)."""
-    series: Dict[str, List[Sample]] = {}
-    line_pattern = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)$")
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        match = line_pattern.match(line)
-        assert match, f"not a Prometheus sample line: {line!r}"
-        name, labels, value = match.groups()
-        label_map = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', labels or ""))
-        series.setdefault(name, []).append((label_map, float(value)))
-    return series
-
-
-def scrape(t: Topology, auth: Optional[Tuple[str, str]] = None) -> Dict[str, List[Sample]]:
-    response = requests.get(t.url("/metrics"), auth=auth, timeout=5)
-    response.raise_for_status()
-    return parse_exposition(response.text)
+def scrape(t: Topology, auth: Optional[Tuple[str, str]] = None) -> Series:
+    return scrape_endpoint(t.endpoint, auth=auth)
 
 
 def scrape_until(t: Topology, condition, what: str,
-                 timeout: float = 30) -> Dict[str, List[Sample]]:
+                 timeout: float = 30) -> Series:
     """The first scrape of /metrics for which CONDITION(series) holds."""
     def attempt():
         series = scrape(t)
@@ -187,13 +169,6 @@ def scrape_until(t: Topology, condition, what: str,
 
     return wait_until(attempt, timeout, interval=0.1, what=what,
                       ignore=(requests.RequestException,))
-
-
-def value(series: Dict[str, List[Sample]], name: str, **labels: str) -> Optional[float]:
-    """The value of the one sample of NAME whose labels include LABELS (None when absent)."""
-    matching = [v for l, v in series.get(name, []) if labels.items() <= l.items()]
-    assert len(matching) <= 1, f"{name}{labels} matches {len(matching)} series"
-    return matching[0] if matching else None
 
 
 def status(url: str) -> int:
@@ -234,8 +209,7 @@ def test_LiveMetrics_AfterEveryOutcome_PassPromtoolCheckMetrics(start_host, brok
     def settled_all() -> Optional[requests.Response]:
         response = requests.get(t.url("/metrics"), timeout=5)
         series = parse_exposition(response.text)
-        settled = sum(v for l, v in series["warren_messages_settled_total"]
-                      if l["worker"] == t.worker)
+        settled = total(series, "warren_messages_settled_total", worker=t.worker)
         return response if settled == 13 + 2 + 4 else None
 
     response = wait_until(settled_all, 30, interval=0.1, what="every message to be settled")
@@ -436,8 +410,7 @@ def test_HandlerPublish_PropagatesTheIncomingTraceIdWithANewSpanIdAndTracestate(
     traced = broker.publish("", t.work_queue, b"with trace", message_id=unique_name("traced"),
                             headers=action(publish, traceparent=TRACEPARENT,
                                            tracestate="vendor=abc"))
-    [out] = wait_until(lambda: broker.drain(t.out_queue, timeout=0.2), 30,
-                       what="the message the handler published")
+    [out] = broker.drain(t.out_queue, expect=1, timeout=30)
 
     match = TRACEPARENT_PATTERN.fullmatch(out.headers.get("traceparent", ""))
     assert match, f"published traceparent is not W3C version 00: {out.headers}"
@@ -452,8 +425,7 @@ def test_HandlerPublish_PropagatesTheIncomingTraceIdWithANewSpanIdAndTracestate(
     # Without a traceparent, the message starts a trace and the publish carries it.
     broker.publish("", t.work_queue, b"no trace", message_id=unique_name("fresh"),
                    headers=action(publish))
-    [fresh] = wait_until(lambda: broker.drain(t.out_queue, timeout=0.2), 30,
-                         what="the second published message")
+    [fresh] = broker.drain(t.out_queue, expect=1, timeout=30)
     fresh_match = TRACEPARENT_PATTERN.fullmatch(fresh.headers.get("traceparent", ""))
     assert fresh_match, f"a new trace is propagated too: {fresh.headers}"
     assert fresh_match.group(1) not in (TRACE_ID, "0" * 32)

@@ -99,7 +99,7 @@ def test_BrokerStoppedThirtySeconds_RowsWaitThenDrainAndNoneIsSentWithoutAConfir
         assert schema.scalar("SELECT max(attempts) FROM warren_outbox") == 0, \
             "the outage was counted as failed attempts"
 
-        received = collect_ids(queue, expect_at_least=len(ids), idle_timeout=2)
+        received = collect_ids(queue, expect=len(ids), settle=2)
         missing = set(ids) - set(received)
         assert not missing, f"{len(missing)} rows marked sent are not on the broker"
         assert relay.running(), relay.describe()

@@ -5,7 +5,8 @@ This module holds no tests.
   `warren outbox init` creates warren_outbox and warren_inbox, so tests never see each other's rows.
 - outbox_toml(): the warren.toml of a relay and/or consumer, from Python values.
 - insert_order_events(): rows of `pedido.registrado` events, in one transaction or many.
-- collect_ids(): every message id in a queue (a consumer until the queue stays idle).
+- collect_ids(): every message id in a queue: the expected count, and any extra that comes
+  within a settle period after the last one.
 - RelayLog: what a relay's debug log says about its batches (claimed, confirmed, committed), to
   tell which rows a killed relay had in flight.
 """
@@ -163,48 +164,33 @@ def insert_order_events(schema: OutboxSchema, count: int, *, exchange: str = "",
     return [message_id for message_id, _ in sorted(rows, key=lambda r: r[1])]
 
 
-def collect_ids(queue: str, *, expect_at_least: int, idle_timeout: float = 3.0,
+def collect_ids(queue: str, *, expect: int, settle: float = 3.0,
                 timeout: float = 120.0) -> Counter:
-    """Consumes QUEUE (acking) until it has at least EXPECT_AT_LEAST messages and then stays idle
-    for IDLE_TIMEOUT seconds; returns how often each message id arrived."""
+    """Consumes QUEUE (acking) until EXPECT messages have arrived, then goes on until SETTLE
+    seconds have passed since the last one; returns how often each message id arrived.
+
+    What this can see: a duplicate or stray that arrives within SETTLE of the last expected
+    message; not one that comes later. Fewer than EXPECT within TIMEOUT seconds fails the test."""
     connection = pika.BlockingConnection(pika.URLParameters(env("WARREN_TEST_AMQP_URI")))
     try:
         channel = connection.channel()
         channel.basic_qos(prefetch_count=500)
         ids: Counter = Counter()
         deadline = time.monotonic() + timeout
-        for method, properties, _body in channel.consume(queue, inactivity_timeout=idle_timeout):
-            if method is None:
-                if sum(ids.values()) >= expect_at_least:
-                    break
-            else:
+        # inactivity_timeout: consume() yields None once SETTLE seconds pass without a message.
+        for method, properties, _body in channel.consume(queue, inactivity_timeout=settle):
+            if method is not None:
                 ids[properties.message_id] += 1
                 channel.basic_ack(method.delivery_tag)
+            elif sum(ids.values()) >= expect:
+                break
             assert time.monotonic() < deadline, (
-                f"{queue}: only {sum(ids.values())} of at least {expect_at_least} messages "
-                f"arrived within {timeout:g}s")
+                f"{queue}: only {sum(ids.values())} of {expect} messages arrived within "
+                f"{timeout:g}s")
         channel.cancel()
         return ids
     finally:
         connection.close()
-
-
-_SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)')
-_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
-
-
-def metric_value(metrics_text: str, name: str, **labels: str) -> float:
-    """The sum of NAME's samples whose labels include LABELS (Prometheus text format); 0 when
-    there is none."""
-    total = 0.0
-    for line in metrics_text.splitlines():
-        match = _SAMPLE.match(line)
-        if not match or match[1] != name:
-            continue
-        sample_labels = dict(_LABEL.findall(match[2] or ""))
-        if all(sample_labels.get(k) == v for k, v in labels.items()):
-            total += float(match[3])
-    return total
 
 
 _CLAIMED = re.compile(r"lane (\d+): batch (\d+) claimed \d+ row\(s\), message ids (\S+)")

@@ -57,9 +57,7 @@ def record_times(record_file: RecordFile, n: int, timeout: float) -> List[float]
 
 
 def dead_letters(broker, queue: str, n: int, timeout: float = 30) -> List[Message]:
-    wait_until(lambda: broker.message_count(queue) >= n, timeout,
-               what=lambda: f"{n} dead letters in {queue} (has {broker.message_count(queue)})")
-    return broker.drain(queue, timeout=0.3)
+    return broker.drain(queue, expect=n, timeout=timeout)
 
 
 def timestamp(message: Message, header: str) -> datetime:

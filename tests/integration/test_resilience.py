@@ -10,7 +10,6 @@ milliseconds, so it lasts several seconds and the fault lands in the middle of i
 asserts that it did)."""
 
 import re
-import time
 from typing import List
 
 import pytest
@@ -83,20 +82,19 @@ def test_CloseAllConnections_MidStream_ConsumersResumeAndEveryIdIsHandled(
     except AssertionError:
         trigger.disarm()
         raise
-    closed_at = time.monotonic()
     handled_at_close = len(record_file.records())
     broker.reconnect()  # the trigger closed the kit's own connection too
 
     assert handled_at_close < len(ids), "the stream ended before the fault: slow it down"
+    # Fails the test unless warren consumes again within RESUME_WITHIN of the close.
     wait_until(lambda: consuming_lines(process) >= 2, RESUME_WITHIN,
                what=lambda: f"warren consuming again after the close: {process.describe()}")
-    resumed_after = time.monotonic() - closed_at
     tally = wait_for_all(broker, process, record_file, [queue], ids)
     assert process.terminate() == 0, process.describe()
 
     assert not tally.lost and not tally.unexpected, tally.summary()
     assert len(tally.duplicated) <= PREFETCH, tally.summary()
-    assert resumed_after <= RESUME_WITHIN
+    assert consuming_lines(process) == 2, f"one fault, one reconnect: {process.describe()}"
 
 
 # slow: under ASan, test_CloseAllConnections runs the same reconnect with deliveries in flight.
@@ -110,18 +108,17 @@ def test_BrokerRestart_MidStream_ConsumersResumeAndEveryIdIsHandled(
     broker.stop_broker()
     handled_while_up = len(record_file.records())
     broker.start_broker()
-    started_at = time.monotonic()
 
     assert handled_while_up < len(ids), "the stream ended before the broker stopped"
+    # Fails the test unless warren consumes again within RESUME_WITHIN of the broker's start.
     wait_until(lambda: consuming_lines(process) >= 2, RESUME_WITHIN,
                what=lambda: f"warren consuming again after the restart: {process.describe()}")
-    resumed_after = time.monotonic() - started_at
     tally = wait_for_all(broker, process, record_file, [queue], ids)
     assert process.terminate() == 0, process.describe()
 
     assert not tally.lost and not tally.unexpected, tally.summary()
     assert len(tally.duplicated) <= PREFETCH, tally.summary()
-    assert resumed_after <= RESUME_WITHIN
+    assert consuming_lines(process) == 2, f"one restart, one reconnect: {process.describe()}"
 
 
 # slow: a killed process has nothing for ASan to check; the restart is an ordinary start.
@@ -202,7 +199,7 @@ def test_OutboxRelay_BrokerClosesItsConnectionMidRelay_ItReconnectsAndEveryRowIs
         # A lost connection is not a failed publish: no row paid an attempt for it.
         assert schema.scalar("SELECT max(attempts) FROM warren_outbox") == 0
 
-        received = collect_ids(queue, expect_at_least=len(ids), idle_timeout=2)
+        received = collect_ids(queue, expect=len(ids), settle=2)
         assert set(received) == set(ids), f"missing: {len(set(ids) - set(received))} rows"
         # Twice only if the connection went before the broker's confirm came back.
         duplicates = {i for i, n in received.items() if n > 1}

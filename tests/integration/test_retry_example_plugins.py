@@ -110,7 +110,7 @@ def test_ExamplePlugins_MalformedJson_IsDeadLetteredOnItsFirstAttemptWithThePars
                what="the confirmation e-mail of the valid order")
     assert host.terminate() == 0, host.describe()
 
-    dead = broker.drain(dead_letter_queue, timeout=0.5)
+    dead = broker.drain(dead_letter_queue, expect=2)
     assert sorted(text(m.headers["x-warren-worker"]) for m in dead) == ["emails", "ranking"]
     for message in dead:
         headers = message.headers

@@ -12,7 +12,7 @@ def test_Broker_PublishedMessages_AreCountedThenDrainedInOrderWithTheirTestIds(b
         ids = broker.publish_many("", queue, 3, prefix="smoke", headers={"x-origin": "smoke"})
 
         assert broker.queue_counts(queue) == (3, 0)
-        messages = broker.drain(queue, timeout=0.5)
+        messages = broker.drain(queue, expect=3)
 
         assert [m.message_id for m in messages] == ids
         assert [m.test_id for m in messages] == ids

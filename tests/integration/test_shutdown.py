@@ -124,25 +124,38 @@ def test_Sigterm_MidStreamOfFastMessages_RestartRedeliversNoAckedMessage(
                                   f"handled {handled_first}): {tally.summary()}")
 
 
+# "At once" against a graceful stop that cannot end before GRACEFUL_AT_LEAST: the handlers sleep
+# that long (a stop request does not cut the scripted sleep short) and shutdown_timeout lets them.
+# Exiting within AT_ONCE_WITHIN of the second SIGTERM is then only possible by not waiting for
+# them, however busy the machine is (the bound is for the process to be scheduled and exit).
+GRACEFUL_AT_LEAST_S = 120
+AT_ONCE_WITHIN_S = 20
+
+
 def test_SecondSigterm_ExitsAtOnceNonZero_UnackedMessagesAreRedeliveredAfterRestart(
         broker, created, warren, record_file):
     queue = created.queue("shut-twice")
-    config = config_for(queue, "shut-twice", record_file, prefetch=20, concurrency=20)
-    first = warren(config, **warren_options())
+    slow = warren_config(
+        queues=[quorum_queue(queue)],
+        workers=[scripted_worker("shut-twice", queue, record_file, prefetch=20, concurrency=20,
+                                 sleep_ms=GRACEFUL_AT_LEAST_S * 1000)],
+        host={"shutdown_timeout": f"{GRACEFUL_AT_LEAST_S}s"})
+    first = warren(slow, **warren_options())
     first.wait_ready(timeout=30)
-    ids = broker.publish_many("", queue, 20, prefix="twice",
-                              headers={"x-test-action": "sleep:3000"})
+    ids = broker.publish_many("", queue, 20, prefix="twice")
     record_file.wait_for_count(len(ids), timeout=30)
 
     first.send_signal(signal.SIGTERM)
-    first.wait_for_log(r"stopping gracefully", timeout=10)
+    first.wait_for_log(r"stopping gracefully", timeout=30)
     second_signal_at = time.monotonic()
     first.send_signal(signal.SIGTERM)
-    exit_code = first.wait(timeout=10)
+    exit_code = first.wait(timeout=AT_ONCE_WITHIN_S)
     exited_after = time.monotonic() - second_signal_at
 
     assert exit_code != 0, first.describe()
-    assert exited_after < 1.5, f"took {exited_after:.2f} s to exit after the second SIGTERM"
+    assert exited_after < AT_ONCE_WITHIN_S < GRACEFUL_AT_LEAST_S
+    assert "exiting now" in first.logs(), first.describe()
+    config = config_for(queue, "shut-twice", record_file, prefetch=20, concurrency=20)
     handled_before = len(record_file.records())
     wait_until(lambda: broker.message_count(queue) == len(ids), 30,
                what=lambda: f"all {len(ids)} unacked messages back in {queue} "

@@ -19,12 +19,16 @@ import pytest
 from testkit_cleanup import created  # noqa: F401,F811 (a fixture)
 from testkit_config import (broker_uri_and_password, classic_queue, cli_environment,
                             quorum_queue, scripted_worker, warren_config, warren_options)
+from testkit_metrics import scrape, value
 from testkit_traffic import Tally
-from testkit_transport import BrokerUser, broker_user, memory_alarm, metric_value, readyz_status
+from testkit_transport import BrokerUser, broker_user, memory_alarm, readyz_status
 from warren_testkit import (Broker, WarrenProcess, env, free_port, require_services, wait_until,
                             warren_cli)
 
 PUBLISH_TIMEOUT = 2.0  # seconds: [broker] publish_timeout in the memory-alarm test
+# What a shared, busy CI machine (or an ASan build) may add to a process's start, connect and exit:
+# upper bounds on time are for "it did not hang", and must not fail a correct run on such a machine.
+BUSY_MACHINE_ALLOWANCE = 20.0
 # Reconnect quickly: these tests wait for warren to come back, not for the product's backoff.
 FAST_RECONNECT = {"reconnect_initial": "200ms", "reconnect_max": "1s"}
 
@@ -180,7 +184,7 @@ def test_MemoryAlarm_HandlerPublishTimesOutConsumingGoesOnAndPublishingResumesAf
 
     with memory_alarm(broker):
         process = warren(config, **warren_options())
-        wait_until(lambda: metric_value(endpoint, "warren_broker_blocked") == 1, 30,
+        wait_until(lambda: value(scrape(endpoint), "warren_broker_blocked") == 1, 30,
                    ignore=(OSError,),
                    what=lambda: f"warren_broker_blocked 1 during the alarm: {process.describe()}")
         wait_handled(record_file, plain)
@@ -190,12 +194,14 @@ def test_MemoryAlarm_HandlerPublishTimesOutConsumingGoesOnAndPublishingResumesAf
                    what=lambda: f"a second call for {publishing}: {process.describe()}")
         calls = [r for r in record_file.records() if r.message_id == publishing]
         gap = calls[1].time - calls[0].time
-        assert metric_value(endpoint, "warren_broker_blocked") == 1
+        assert value(scrape(endpoint), "warren_broker_blocked") == 1
         assert readyz_status(endpoint) == 200, "not ready while only publishing is blocked"
         assert broker.message_count(out_queue) == 0, "a publish got through the alarm"
         cli, cli_seconds = publish_cli("edges.cli-blocked")
 
-    assert PUBLISH_TIMEOUT - 0.05 <= gap <= 3 * PUBLISH_TIMEOUT + 2, \
+    # Timing: a lower bound a busy machine cannot break (the publish waited for its deadline), and
+    # an upper one generous enough for it (the handler did not hang on the blocked connection).
+    assert PUBLISH_TIMEOUT - 0.05 <= gap <= 3 * PUBLISH_TIMEOUT + BUSY_MACHINE_ALLOWANCE, \
         f"{gap:.2f}s between the calls: the publish should fail at its deadline " \
         f"({PUBLISH_TIMEOUT:g}s)"
     # The first timeout already says why (the publish may have left before the block arrived).
@@ -203,27 +209,22 @@ def test_MemoryAlarm_HandlerPublishTimesOutConsumingGoesOnAndPublishingResumesAf
     assert first_timeout and "blocking publishers" in first_timeout.group(0), process.describe()
     assert cli.returncode == 1, f"{cli.stdout}{cli.stderr}"
     assert re.search(r"not published:.*block", cli.stderr), cli.stderr
-    assert cli_seconds <= PUBLISH_TIMEOUT + 1.5, \
+    assert PUBLISH_TIMEOUT - 0.05 <= cli_seconds <= PUBLISH_TIMEOUT + BUSY_MACHINE_ALLOWANCE, \
         f"warren publish took {cli_seconds:.1f}s with publish_timeout {PUBLISH_TIMEOUT:g}s"
 
     # After the alarm: unblocked, and publishing works again, from handlers and from the cli.
-    wait_until(lambda: metric_value(endpoint, "warren_broker_blocked") == 0, 30,
+    wait_until(lambda: value(scrape(endpoint), "warren_broker_blocked") == 0, 30,
                what=lambda: f"warren_broker_blocked 0 after the alarm: {process.describe()}")
     after = broker.publish_many("", queue, 3, prefix="edges-unblocked",
                                 headers={"x-test-action": f"publish:{out_exchange}:edges.b"})
     cli, _ = publish_cli("edges.cli-unblocked")
     assert cli.returncode == 0, f"{cli.stdout}{cli.stderr}"
-    # The blocked message's publish lands at least once (the copy sent before the block took hold
-    # may land beside the retried one), the later ones once each, and the cli's.
-    bodies: List[str] = []
-
-    def everything_published() -> bool:
-        bodies.extend(message.text for message in broker.drain(out_queue, timeout=0.1))
-        return publishing in bodies and all(i in bodies for i in after) and "from the cli" in bodies
-
-    wait_until(everything_published, 30, what=lambda: f"the publishes after the alarm in "
-                                                       f"{out_queue}; got {bodies}")
-    bodies.extend(message.text for message in broker.drain(out_queue, timeout=0.3))
+    # The blocked message's publish lands at least once (a copy sent before the block took hold
+    # may land beside the retried one; the blocked cli's likewise), the later ones once each, and
+    # the cli's; nothing else.
+    bodies = [message.text for message in broker.drain(out_queue, expect=1 + len(after) + 1,
+                                                        timeout=30)]
+    assert set(bodies) == {publishing, "from the cli", *after}, bodies
     assert all(bodies.count(i) == 1 for i in after), bodies
     assert process.running(), process.describe()
 

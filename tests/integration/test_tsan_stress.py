@@ -13,10 +13,10 @@ from pathlib import Path
 from testkit_cleanup import created  # noqa: F401,F811 (a fixture)
 from testkit_config import quorum_queue, scripted_worker, warren_config, warren_options
 from testkit_traffic import Tally, publish_bulk
+from testkit_warren import assert_no_sanitizer_report
 from warren_testkit import env, require_services, wait_until
 
 MESSAGES = 20_000
-TSAN_REPORT = "WARNING: ThreadSanitizer"
 
 
 def tsan_options() -> str:
@@ -51,10 +51,8 @@ def test_TwentyThousandMessages_EightThreadsPrefetch64_EachHandledExactlyOnceWit
                what=lambda: Tally.of(ids, record_file.ids()).summary())
     exit_code = process.terminate(timeout=60)
 
-    stderr = process.stderr()
-    assert TSAN_REPORT not in stderr, (
-        f"ThreadSanitizer report ({'TSan' if is_tsan_build(env('WARREN_BIN')) else 'plain'} "
-        f"build):\n{stderr[max(0, stderr.index(TSAN_REPORT) - 200):][:8000]}")
+    build = "TSan" if is_tsan_build(env("WARREN_BIN")) else "plain"
+    assert_no_sanitizer_report(process.stderr(), f"warren ({build} build)")
     assert exit_code == 0, process.describe()
     Tally.of(ids, record_file.ids()).assert_exactly_once()
     assert broker.message_count(queue) == 0

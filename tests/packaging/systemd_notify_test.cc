@@ -19,6 +19,7 @@
 #include <string>
 
 #include "runtime/shutdown.h"
+#include "temp_dir.h"
 
 namespace {
 
@@ -38,11 +39,8 @@ class FakeSystemd {
     if (abstract) {
       name_ = "@warren-notify-test-" + std::to_string(::getpid());
     } else {
-      std::string pattern = (std::filesystem::temp_directory_path() / "notify-XXXXXX").string();
-      if (::mkdtemp(pattern.data()) == nullptr)
-        throw std::runtime_error("mkdtemp failed");
-      dir_ = pattern;
-      name_ = dir_ + "/notify";
+      dir_.emplace();
+      name_ = (dir_->path() / "notify").string();
     }
     std::memcpy(address.sun_path, name_.data(), name_.size());
     if (abstract)
@@ -52,11 +50,7 @@ class FakeSystemd {
       throw std::runtime_error("bind " + name_ + ": " + std::strerror(errno));
     }
   }
-  ~FakeSystemd() {
-    ::close(fd_);
-    if (!dir_.empty())
-      std::filesystem::remove_all(dir_);
-  }
+  ~FakeSystemd() { ::close(fd_); }
 
   const std::string& name() const { return name_; }
 
@@ -74,7 +68,7 @@ class FakeSystemd {
 
  private:
   int fd_ = -1;
-  std::string dir_;
+  std::optional<warren::test_support::TempDir> dir_;  // for a socket file, not an abstract name
   std::string name_;
 };
 

@@ -11,6 +11,7 @@ Packaging step sets WARREN_PACKAGE_TESTS=1. It refuses to run when warren or war
 installed (it would remove them), and purges what it installed even when a step fails. The tests
 below run in order and share the installation."""
 
+import glob
 import os
 import re
 import shutil
@@ -28,13 +29,13 @@ from warren_testkit import WarrenProcess, env, free_port, unique_name, wait_unti
 
 PACKAGES = ("warren", "warren-dev")
 WARREN = "/usr/bin/warren"
-# Where a package could leave something. /var/lib/dpkg is dpkg's own database (checked apart).
-WATCHED_ROOTS = ("/usr", "/etc", "/var/lib", "/lib", "/opt", "/srv")
-IGNORED_PREFIXES = ("/var/lib/dpkg", "/var/lib/apt", "/var/lib/systemd/deb-systemd-helper")
-# Written by useradd/userdel and left by any account change: backups and locks of the account
-# databases, not files of ours.
-ACCOUNT_FILES = {"/etc/passwd-", "/etc/group-", "/etc/shadow-", "/etc/gshadow-", "/etc/.pwd.lock",
-                 "/etc/subuid-", "/etc/subgid-"}
+# Besides the files in the packages, what the maintainer scripts (packaging/debian/) create: the
+# state directory (postinst) and `systemctl enable` links (removed by postrm purge). Only these
+# paths are compared before and after, never whole trees: CI machines are shared, and any other
+# process may write to /etc or /var/lib while this test runs.
+MAINTAINER_SCRIPT_TREES = ("/etc/warren", "/var/lib/warren")
+ENABLEMENT_LINKS = ("/etc/systemd/system/*.wants/warren.service",
+                    "/etc/systemd/system/*.wants/warren@*.service")
 MAX_EXPOSURE = 2.5
 
 
@@ -57,20 +58,36 @@ def installed(package: str) -> bool:
     return status.returncode == 0 and status.stdout.strip() not in ("", "not-installed")
 
 
-def snapshot() -> Set[str]:
-    """Every path under the watched roots (not following symlinks, one file system each)."""
-    paths: Set[str] = set()
-    for root in WATCHED_ROOTS:
-        if not os.path.isdir(root) or os.path.islink(root):
-            continue  # /lib is a symlink to /usr/lib on merged-/usr systems
-        device = os.lstat(root).st_dev
-        for directory, subdirs, files in os.walk(root):
-            subdirs[:] = [d for d in subdirs
-                          if not os.path.join(directory, d).startswith(IGNORED_PREFIXES)
-                          and os.lstat(os.path.join(directory, d)).st_dev == device]
-            paths.add(directory)
-            paths.update(os.path.join(directory, f) for f in files)
-    return paths - ACCOUNT_FILES
+def package_contents(deb: Path) -> Set[str]:
+    """Every path the .deb holds (files, directories, links), as absolute paths."""
+    paths = set()
+    for line in ok("dpkg-deb", "--contents", str(deb)).stdout.splitlines():
+        name = line.split(None, 5)[5].split(" -> ")[0]  # mode owner size date time NAME[ -> TARGET]
+        path = os.path.normpath("/" + name)
+        if path != "/":
+            paths.add(path)
+    return paths
+
+
+def is_ours(directory: str) -> bool:
+    """A directory no other package uses: named after warren itself, or made by our scripts."""
+    return os.path.basename(directory).lower() in PACKAGES or directory in MAINTAINER_SCRIPT_TREES
+
+
+def snapshot(contents: Set[str]) -> Set[str]:
+    """Which of our paths exist now: the packages' CONTENTS and their parent directories up to /,
+    what the maintainer scripts create, and anything at all inside directories of ours
+    (/usr/lib/warren, /usr/include/warren, /var/lib/warren, ...), where a stray file would hide."""
+    candidates = set(contents) | set(MAINTAINER_SCRIPT_TREES)
+    for path in contents:
+        candidates.update(str(parent) for parent in Path(path).parents if str(parent) != "/")
+    for pattern in ENABLEMENT_LINKS:
+        candidates.update(glob.glob(pattern))
+    present = {path for path in candidates if os.path.lexists(path)}
+    for directory in [p for p in present if is_ours(p) and not os.path.islink(p)]:
+        for root, subdirs, files in os.walk(directory):
+            present.update(os.path.join(root, name) for name in subdirs + files)
+    return present
 
 
 def warren_processes() -> List[str]:
@@ -107,7 +124,8 @@ def cmake_build(source: Path, build: Path) -> None:
 # -- the shared installation ----------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def packages(tmp_path_factory) -> Dict[str, Path]:
-    """Builds both packages, snapshots the machine, installs them; purges them at the end."""
+    """Builds both packages, notes which of their paths exist already, installs them; purges
+    them at the end."""
     if os.environ.get("WARREN_PACKAGE_TESTS") != "1":
         pytest.skip("installs .deb packages into this machine, so it runs only from scripts/test's "
                     "Packaging step: WARREN_PACKAGE_TESTS=1 is not set")
@@ -125,7 +143,8 @@ def packages(tmp_path_factory) -> Dict[str, Path]:
     arch = ok("dpkg", "--print-architecture").stdout.strip()
     version = env("WARREN_VERSION")
     debs = {p: out / f"{p}_{version}_{arch}.deb" for p in PACKAGES}
-    state = {"before": snapshot(), **debs}
+    contents = set().union(*(package_contents(deb) for deb in debs.values()))
+    state = {"contents": contents, "before": snapshot(contents), **debs}
     try:
         ok("dpkg", "-i", str(debs["warren"]), str(debs["warren-dev"]))
         yield state
@@ -337,8 +356,15 @@ queue = "{queue}"
                 if "PTRACE" in log.read_text(errors="replace"):
                     pytest.skip(f"ptrace is not permitted here: {log.read_text()}")
                 raise AssertionError(f"warren under strace exited: {log.read_text()}")
-            children = Path(f"/proc/{tracer.pid}/task/{tracer.pid}/children").read_text().split()
-            return int(children[0]) if children else None
+            # The child running warren: strace first forks short-lived children of its own to
+            # probe what ptrace supports, and on a busy machine the first child seen is one.
+            for child in Path(f"/proc/{tracer.pid}/task/{tracer.pid}/children").read_text().split():
+                try:
+                    if os.readlink(f"/proc/{child}/exe") == WARREN:
+                        return int(child)
+                except OSError:
+                    continue  # gone already
+            return None
 
         pid = wait_until(host_pid, timeout=30, what="warren started under strace")
         wait_until(lambda: requests.get(f"http://127.0.0.1:{port}/readyz", timeout=1).ok,
@@ -373,17 +399,22 @@ def test_PluginNew_WithTheInstalledBinary_MakesAProjectThatBuildsAndPassesItsTes
 
 
 def test_Remove_LeavesOnlyTheConffileAndNoProcess_PurgeLeavesNothing(packages):
-    before = packages["before"]
+    before, contents = packages["before"], packages["contents"]
+    installed_paths = snapshot(contents)
+    listed = set(ok("dpkg", "-L", *PACKAGES).stdout.split()) - {"/."}
+    assert listed == contents, f"dpkg -L differs from the .deb contents: {listed ^ contents}"
+    assert installed_paths - before >= contents - before, "a packaged file is missing"
+    assert {"/var/lib/warren", "/var/lib/warren/emails"} <= installed_paths
 
     ok("dpkg", "--remove", "warren-dev", "warren")
-    after_remove = snapshot()
+    after_remove = snapshot(contents)
     assert warren_processes() == [], "a warren process survived dpkg -r"
     assert sorted(after_remove - before) == ["/etc/warren", "/etc/warren/warren.toml"], \
         "dpkg -r left more than the conffile"
     assert sorted(before - after_remove) == [], "dpkg -r removed something that was not ours"
 
     ok("dpkg", "--purge", "warren")
-    after_purge = snapshot()
+    after_purge = snapshot(contents)
     assert sorted(after_purge ^ before) == [], "dpkg -P left (or removed) files"
     assert run("getent", "passwd", "warren").returncode != 0, "the warren user is still there"
     assert run("getent", "group", "warren").returncode != 0, "the warren group is still there"

@@ -150,7 +150,7 @@ def test_Plugins_ExamplePlugins_EachWorkerListsFileNameVersionAbiFingerprintAndL
         assert f"  file         {plugin_dir}/lib{plugin}.so\n" in block
         assert f"  name         {plugin}\n" in block
         assert "  version      1.0.0\n" in block
-        assert "  abi          1.0\n" in block
+        assert "  abi          1.1\n" in block
         assert f"  fingerprint  {host_fingerprint(out)}\n" in block, "built by the same compiler"
         assert block.rstrip("\n").endswith("  loads        yes"), block
 
@@ -239,6 +239,16 @@ class FakeSystemd:
             if state in message.splitlines():
                 return seen
 
+    def rest(self) -> List[str]:
+        """Every notification still queued (call once the sender has exited)."""
+        seen: List[str] = []
+        self.socket.setblocking(False)
+        try:
+            while True:
+                seen.append(self.socket.recv(4096).decode())
+        except BlockingIOError:
+            return seen
+
     def close(self) -> None:
         self.socket.close()
 
@@ -247,6 +257,8 @@ def test_Run_UnderSystemd_NotifiesReadyOnlyOnceConsumingAndStoppingOnSigterm(bro
     require_services("warren")
     queue = unique_name("pkg-notify")
     parts = urllib.parse.urlsplit(env("WARREN_TEST_AMQP_URI"))
+    # Reconnecting takes 3 s, longer than the 1 s between two looks at readiness once READY=1 is
+    # said: the host certainly reports "not consuming", then "consuming" again.
     config = f"""
 [host]
 name = "{queue}"
@@ -255,6 +267,8 @@ shutdown_timeout = "10s"
 enabled = false
 [broker]
 uri = "{uri_without_password()}"
+reconnect_initial = "3s"
+reconnect_max = "3s"
 [[queues]]
 name = "{queue}"
 type = "classic"
@@ -272,15 +286,22 @@ queue = "{queue}"
     try:
         process.start()
         before_ready = systemd.wait_for("READY=1", timeout=30)
-        assert broker.channel().queue_declare(queue, passive=True).method.consumer_count == 1, \
-            "READY=1 before the worker consumes"
+        assert broker.consumer_count(queue) == 1, "READY=1 before the worker consumes"
+        # A lost connection: the host tells systemd it is not consuming, then that it is again,
+        # but it is ready once, not once per connection.
+        assert len(broker.close_connections_of(queue, "systemd notify test")) == 2
+        reconnected = systemd.wait_for("STATUS=consuming", timeout=60)
 
         process.send_signal(signal.SIGTERM)
         stopping = systemd.wait_for("STOPPING=1", timeout=15)
 
         assert process.wait(timeout=30) == 0, process.describe()
+        after_ready = reconnected + stopping + systemd.rest()
         assert before_ready[0] == "STATUS=starting: connecting to the broker", before_ready
         assert "STATUS=consuming" in before_ready[-1].splitlines()
+        assert reconnected == ["STATUS=not consuming: reconnecting to the broker",
+                               "STATUS=consuming"], reconnected
+        assert [m for m in after_ready if "READY=1" in m.splitlines()] == [], after_ready
         assert stopping[-1].startswith("STOPPING=1\nSTATUS=stopping")
     finally:
         process.cleanup(keep_files=False)

@@ -5,12 +5,15 @@
 #include <dlfcn.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <chrono>
 #include <fstream>
+#include <future>
 #include <sstream>
 #include <string>
 
+#include "eventually.h"
 #include "temp_dir.h"
 #include "warren/testing/harness.h"
 
@@ -19,6 +22,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;
 using warren::test_plugins::Scripted;
+using warren::test_support::eventually;
 using warren::test_support::TempDir;
 using warren::testing::Harness;
 using warren::testing::Result;
@@ -155,6 +159,31 @@ TEST(Scripted, Sleep_IsNotCutShortByAStopRequest) {
   EXPECT_THAT(harness.logs().back().text, HasSubstr("stop requested; sleeping on"));
 }
 
+TEST(Scripted, GateFile_HoldsTheCallAfterItsRecordLineUntilTheFileExists) {
+  TempDir dir;
+  const std::string record = dir / "calls.tsv";
+  const std::string gate = dir / "release";
+  Harness harness = Harness::of<Scripted>({{"record_file", record}, {"gate_file", gate}});
+
+  auto call = std::async(std::launch::async,
+                         [&] { return harness.deliver(with_action("dead_letter:held")); });
+  struct Release {  // on every path, or a failed assertion would wait for the call's timeout
+    std::string path;
+    ~Release() { std::ofstream(path) << ""; }
+  } release{gate};
+  eventually([&] { return !read_file(record).empty(); }, std::chrono::seconds(30));
+  ASSERT_EQ(read_file(record), "test-worker\tm-1\t1\t0\tdead_letter:held\n")
+      << "the call has begun";
+  // Absence can only be shown over a window: held for 200 ms, not released by itself.
+  ASSERT_EQ(call.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout)
+      << "the call returned before the gate file existed";
+  std::ofstream(gate) << "";
+
+  const Result r = call.get();
+  EXPECT_EQ(r.kind, Result::Kind::dead_letter) << r;
+  EXPECT_EQ(r.reason, "held");
+}
+
 TEST(Scripted, RecordFile_HoldsOneTabSeparatedLinePerCall) {
   TempDir dir;
   const std::string record = dir / "calls.tsv";
@@ -209,6 +238,20 @@ TEST(ScriptedDeathTest, Abort_IsRecordedBeforeTheProcessDies) {
       },
       "");
   EXPECT_EQ(read_file(record), "w\tm-9\t1\t0\tabort\n");
+}
+
+TEST(ScriptedDeathTest, Segfault_IsRecordedThenDiesOfSIGSEGV) {
+  TempDir dir;
+  const std::string record = dir / "calls.tsv";
+  // Under ASan, its SEGV handler would report and exit 1: the death test runs without it.
+  EXPECT_EXIT(
+      {
+        ::signal(SIGSEGV, SIG_DFL);
+        Harness harness = Harness::of<Scripted>({{"record_file", record}}, "w");
+        harness.deliver(with_action("segfault", "m-8"));
+      },
+      ::testing::KilledBySignal(SIGSEGV), "");
+  EXPECT_EQ(read_file(record), "w\tm-8\t1\t0\tsegfault\n");
 }
 
 TEST(Scripted, BuiltSharedObject_BehavesLikeTheCompiledInHandler) {

@@ -13,6 +13,9 @@
 namespace warren::broker {
 namespace {
 
+// How long close() waits for close-ok: a peer that does not answer by then is left behind.
+constexpr auto kCloseHandshakeTimeout = std::chrono::milliseconds(2000);
+
 timeval to_timeval(std::chrono::milliseconds duration) {
   timeval tv{};
   tv.tv_sec = static_cast<time_t>(duration.count() / 1000);
@@ -114,7 +117,7 @@ void AmqpConnection::close() noexcept {
   if (closed_)
     return;
   closed_ = true;
-  timeval short_timeout = to_timeval(std::chrono::milliseconds(2000));
+  timeval short_timeout = to_timeval(kCloseHandshakeTimeout);
   amqp_set_rpc_timeout(state_, &short_timeout);
   amqp_connection_close(state_, AMQP_REPLY_SUCCESS);
 }

@@ -7,20 +7,20 @@
 #include <string>
 #include <string_view>
 
-#include "runtime/transport.h"
+#include "transport/transport.h"
 
 namespace warren::broker {
 
 // The connection or a channel failed: reconnect.
-class ConnectionLost : public runtime::TransportError {
+class ConnectionLost : public transport::TransportError {
  public:
-  using runtime::TransportError::TransportError;
+  using transport::TransportError::TransportError;
 };
 
 // The broker refused a declaration (a conflict, a missing queue, no permission): do not retry.
-class TopologyError : public runtime::TransportError {
+class TopologyError : public transport::TransportError {
  public:
-  using runtime::TransportError::TransportError;
+  using transport::TransportError::TransportError;
 };
 
 std::string status_text(int status);

@@ -68,7 +68,7 @@ AmqpTableBuilder& AmqpTableBuilder::add_all(const config::Arguments& arguments) 
   return *this;
 }
 
-AmqpTableBuilder& AmqpTableBuilder::add_all(const runtime::TextHeaders& headers) {
+AmqpTableBuilder& AmqpTableBuilder::add_all(const transport::TextHeaders& headers) {
   for (const auto& [key, value] : headers)
     add(key, std::string_view(value));
   return *this;
@@ -132,8 +132,8 @@ std::optional<std::string> render_field(const amqp_field_value_t& field) {
   }
 }
 
-runtime::TextHeaders render_headers(const amqp_table_t& table) {
-  runtime::TextHeaders headers;
+transport::TextHeaders render_headers(const amqp_table_t& table) {
+  transport::TextHeaders headers;
   headers.reserve(static_cast<std::size_t>(table.num_entries));
   for (int i = 0; i < table.num_entries; ++i) {
     const auto& entry = table.entries[i];

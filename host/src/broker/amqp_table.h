@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "runtime/transport.h"
+#include "transport/transport.h"
 
 namespace warren::broker {
 
@@ -31,7 +31,7 @@ class AmqpTableBuilder {
   AmqpTableBuilder& add(std::string_view key, double value);
   AmqpTableBuilder& add(std::string_view key, const config::ArgumentValue& value);
   AmqpTableBuilder& add_all(const config::Arguments& arguments);
-  AmqpTableBuilder& add_all(const runtime::TextHeaders& headers);
+  AmqpTableBuilder& add_all(const transport::TextHeaders& headers);
 
   amqp_table_t table();
   bool empty() const noexcept { return entries_.empty(); }
@@ -55,7 +55,7 @@ inline std::string string_of(amqp_bytes_t b) {
 std::optional<std::string> render_field(const amqp_field_value_t& value);
 
 // Received headers as text, in their order; nested tables are skipped.
-runtime::TextHeaders render_headers(const amqp_table_t& table);
+transport::TextHeaders render_headers(const amqp_table_t& table);
 
 // Headers RabbitMQ writes when it dead-letters (x-death, x-first-death-*, x-last-death-*): they
 // describe the broker's doing, not the message, and are left out of copies Warren republishes.

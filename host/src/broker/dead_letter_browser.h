@@ -11,13 +11,14 @@
 
 #include "broker/amqp_connection.h"
 #include "config/config.h"
-#include "runtime/transport.h"
+#include "transport/transport.h"
 
 namespace warren::broker {
 
 struct DeadLetter {
   std::uint64_t tag = 0;
-  runtime::InboundMessage message;  // exchange/routing_key as delivered from the dead-letter queue
+  transport::InboundMessage
+      message;  // exchange/routing_key as delivered from the dead-letter queue
 };
 
 class DeadLetterBrowser {

@@ -3,7 +3,13 @@
 
 #include <algorithm>
 
+#include "config/amqp_names.h"
+
 namespace warren::broker {
+
+// `warren check` refuses consumed queue names that would not fit after the delay bits.
+static_assert(config::kMaxConsumedQueueNameBytes + 2 * kDelayLevels == 255,
+              "the config's queue name limit must match the delay routing key layout");
 
 std::string delay_level_name(int level) {
   return "warren.delay." + std::to_string(level);

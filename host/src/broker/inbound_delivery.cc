@@ -11,8 +11,8 @@
 
 namespace warren::broker {
 
-std::uint32_t attempt_of(const runtime::TextHeaders& headers) {
-  const auto value = runtime::find_header(headers, "x-warren-attempt");
+std::uint32_t attempt_of(const transport::TextHeaders& headers) {
+  const auto value = transport::find_header(headers, "x-warren-attempt");
   if (!value)
     return 1;
   std::uint32_t attempt = 0;
@@ -20,7 +20,8 @@ std::uint32_t attempt_of(const runtime::TextHeaders& headers) {
   return error == std::errc() && end == value->data() + value->size() && attempt > 0 ? attempt : 1;
 }
 
-void take_properties(runtime::InboundMessage& message, const amqp_basic_properties_t& properties) {
+void take_properties(transport::InboundMessage& message,
+                     const amqp_basic_properties_t& properties) {
   if (properties._flags & AMQP_BASIC_MESSAGE_ID_FLAG) {
     message.message_id = string_of(properties.message_id);
   }
@@ -32,11 +33,12 @@ void take_properties(runtime::InboundMessage& message, const amqp_basic_properti
   }
 }
 
-runtime::InboundMessage read_delivery(AmqpConnection& connection, const amqp_frame_t& deliver_frame,
-                                      const std::string& queue) {
+transport::InboundMessage read_delivery(AmqpConnection& connection,
+                                        const amqp_frame_t& deliver_frame,
+                                        const std::string& queue) {
   const auto* deliver =
       static_cast<const amqp_basic_deliver_t*>(deliver_frame.payload.method.decoded);
-  runtime::InboundMessage inbound;
+  transport::InboundMessage inbound;
   inbound.queue = queue;
   inbound.exchange = string_of(deliver->exchange);
   inbound.routing_key = string_of(deliver->routing_key);
@@ -55,10 +57,10 @@ runtime::InboundMessage read_delivery(AmqpConnection& connection, const amqp_fra
   inbound.attempt = attempt_of(inbound.headers);
   if (inbound.exchange == kDelayDeliveryExchange) {
     // Back from the retry delay levels: show the handler where the message was first sent.
-    if (auto original = runtime::find_header(inbound.headers, "x-warren-original-exchange")) {
+    if (auto original = transport::find_header(inbound.headers, "x-warren-original-exchange")) {
       inbound.exchange = *original;
     }
-    if (auto original = runtime::find_header(inbound.headers, "x-warren-original-routing-key")) {
+    if (auto original = transport::find_header(inbound.headers, "x-warren-original-routing-key")) {
       inbound.routing_key = *original;
     }
   }

@@ -8,19 +8,20 @@
 #include <string>
 
 #include "broker/amqp_connection.h"
-#include "runtime/transport.h"
+#include "transport/transport.h"
 
 namespace warren::broker {
 
 // `deliver_frame` is the basic.deliver method frame just read; `queue` the config's name for the
 // queue. Throws ConnectionLost when the rest of the message cannot be read.
-runtime::InboundMessage read_delivery(AmqpConnection& connection, const amqp_frame_t& deliver_frame,
-                                      const std::string& queue);
+transport::InboundMessage read_delivery(AmqpConnection& connection,
+                                        const amqp_frame_t& deliver_frame,
+                                        const std::string& queue);
 
 // message_id, content_type and headers (as text) from a message's properties.
-void take_properties(runtime::InboundMessage& message, const amqp_basic_properties_t& properties);
+void take_properties(transport::InboundMessage& message, const amqp_basic_properties_t& properties);
 
 // x-warren-attempt as a positive number; 1 when absent or malformed.
-std::uint32_t attempt_of(const runtime::TextHeaders& headers);
+std::uint32_t attempt_of(const transport::TextHeaders& headers);
 
 }  // namespace warren::broker

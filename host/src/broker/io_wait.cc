@@ -7,11 +7,10 @@
 
 namespace warren::broker {
 
-std::chrono::milliseconds io_tick(std::chrono::milliseconds heartbeat) {
-  const auto cap = std::chrono::milliseconds(50);
+std::chrono::milliseconds wakeup_interval(std::chrono::milliseconds heartbeat) {
   if (heartbeat.count() <= 0)
-    return cap;
-  return std::max(std::chrono::milliseconds(1), std::min(cap, heartbeat / 4));
+    return kMaxWakeupInterval;
+  return std::max(std::chrono::milliseconds(1), std::min(kMaxWakeupInterval, heartbeat / 4));
 }
 
 void wait_for_io(const AmqpConnection* connection, int wakeup_fd,

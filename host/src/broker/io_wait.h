@@ -1,6 +1,6 @@
 // How an I/O thread sleeps: until its socket has data, its command queue's eventfd fires, or
-// the tick passes. rabbitmq-c services heartbeats only inside its own calls, so the tick is at
-// most min(50 ms, heartbeat / 4).
+// the wake-up interval passes. rabbitmq-c services heartbeats only inside its own calls, so the
+// interval is at most min(kMaxWakeupInterval, heartbeat / 4).
 #pragma once
 
 #include <chrono>
@@ -9,7 +9,11 @@
 
 namespace warren::broker {
 
-std::chrono::milliseconds io_tick(std::chrono::milliseconds heartbeat);
+// The longest an I/O thread sleeps, whatever the heartbeat: it also bounds how late a deadline
+// (a publish timeout, a reconnect) is noticed.
+inline constexpr std::chrono::milliseconds kMaxWakeupInterval{50};
+
+std::chrono::milliseconds wakeup_interval(std::chrono::milliseconds heartbeat);
 
 // `connection` may be null (disconnected: only the wakeup fd and the timeout count).
 void wait_for_io(const AmqpConnection* connection, int wakeup_fd,

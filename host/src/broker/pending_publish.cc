@@ -43,7 +43,7 @@ PendingPublish::Result PendingPublish::result() const {
 void PendingPublish::wait() {
   std::unique_lock lock(mutex_);
   cv_.wait(lock, [&] { return result_ != Result::pending; });
-  using Reason = runtime::PublishError::Reason;
+  using Reason = transport::PublishError::Reason;
   const std::string target = "publish to exchange '" + message_.exchange + "' with routing key '" +
                              message_.routing_key + "'";
   switch (result_) {
@@ -51,14 +51,15 @@ void PendingPublish::wait() {
     case Result::pending:
       return;
     case Result::nacked:
-      throw runtime::PublishError(Reason::nacked, target + " was refused" + detail_);
+      throw transport::PublishError(Reason::nacked, target + " was refused" + detail_);
     case Result::returned:
-      throw runtime::PublishError(Reason::returned,
-                                  target + " was returned: no queue is bound for it" + detail_);
+      throw transport::PublishError(Reason::returned,
+                                    target + " was returned: no queue is bound for it" + detail_);
     case Result::timeout:
-      throw runtime::PublishError(Reason::timeout, target + " was not confirmed in time" + detail_);
+      throw transport::PublishError(Reason::timeout,
+                                    target + " was not confirmed in time" + detail_);
     case Result::unavailable:
-      throw runtime::PublishError(Reason::unavailable, target + " failed" + detail_);
+      throw transport::PublishError(Reason::unavailable, target + " failed" + detail_);
   }
 }
 

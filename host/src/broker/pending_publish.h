@@ -8,7 +8,7 @@
 #include <mutex>
 #include <string>
 
-#include "runtime/transport.h"
+#include "transport/transport.h"
 
 namespace warren::broker {
 
@@ -17,10 +17,10 @@ class PendingPublish {
   enum class Result { pending, confirmed, nacked, returned, timeout, unavailable };
   using Clock = std::chrono::steady_clock;
 
-  PendingPublish(runtime::OutboundMessage message, Clock::time_point deadline)
+  PendingPublish(transport::OutboundMessage message, Clock::time_point deadline)
       : message_(std::move(message)), deadline_(deadline) {}
 
-  const runtime::OutboundMessage& message() const noexcept { return message_; }
+  const transport::OutboundMessage& message() const noexcept { return message_; }
   Clock::time_point deadline() const noexcept { return deadline_; }
 
   // First resolution wins; later ones are ignored.
@@ -32,7 +32,7 @@ class PendingPublish {
   Result result() const;
 
  private:
-  runtime::OutboundMessage message_;
+  transport::OutboundMessage message_;
   Clock::time_point deadline_;
   mutable std::mutex mutex_;
   std::condition_variable cv_;

@@ -7,15 +7,20 @@
 
 #include "broker/amqp_errors.h"
 #include "broker/amqp_table.h"
-#include "broker/io_wait.h"
+#include "broker/channel_numbers.h"
 #include "observability/log.h"
-#include "runtime/ids.h"
+#include "transport/ids.h"
 
 namespace warren::broker {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr amqp_channel_t kChannel = 1;
+
+// How often the watchdog looks for a publish stuck in the socket.
+constexpr auto kWatchdogInterval = std::chrono::milliseconds(100);
+
+constexpr const char* kShuttingDown = ": the host is shutting down";
+constexpr const char* kBlockedDetail = " (the broker is blocking publishers: memory or disk alarm)";
 
 std::int64_t now_ns() {
   return Clock::now().time_since_epoch().count();
@@ -28,7 +33,7 @@ bool is_encoding_failure(int status) {
 
 }  // namespace
 
-std::optional<std::string> why_unsendable(const runtime::OutboundMessage& message) {
+std::optional<std::string> why_unsendable(const transport::OutboundMessage& message) {
   constexpr std::size_t kMaxShortString = 255;
   auto too_long = [](const std::string& what, std::size_t size) {
     return what + " is " + std::to_string(size) + " bytes long; AMQP allows at most " +
@@ -49,15 +54,21 @@ std::optional<std::string> why_unsendable(const runtime::OutboundMessage& messag
   return std::nullopt;
 }
 
+std::optional<std::string> missing_exchange_in(const std::string& reply_text) {
+  static const std::regex missing("no exchange '([^']*)'");
+  std::smatch match;
+  if (!std::regex_search(reply_text, match, missing))
+    return std::nullopt;
+  return match[1].str();
+}
+
 PublisherConnection::PublisherConnection(PublisherOptions options, observability::Metrics* metrics,
                                          observability::Health* health)
-    : options_(std::move(options)),
+    : IoLoop(options, {"broker publisher I/O", "publishing connection"}, health),
+      publish_timeout_(options.publish_timeout),
       metrics_(metrics),
-      backoff_(options_.reconnect_initial, options_.reconnect_max) {
-  if (health != nullptr) {
-    heartbeat_ = health->register_loop("broker publisher I/O", std::chrono::seconds(10));
-  }
-  io_thread_ = std::thread([this] { run(); });
+      requests_(wakeup()) {
+  start_loop();
   watchdog_thread_ = std::thread([this] { watchdog(); });
 }
 
@@ -66,26 +77,23 @@ PublisherConnection::~PublisherConnection() {
 }
 
 void PublisherConnection::close() {
-  stopping_ = true;
-  requests_.wake();
-  if (io_thread_.joinable())
-    io_thread_.join();
+  stop_loop();
   if (watchdog_thread_.joinable())
     watchdog_thread_.join();
 }
 
-std::shared_ptr<PendingPublish> PublisherConnection::send(runtime::OutboundMessage message) {
+std::shared_ptr<PendingPublish> PublisherConnection::send(transport::OutboundMessage message) {
   if (message.message_id.empty())
-    message.message_id = runtime::random_uuid();
+    message.message_id = transport::random_uuid();
   auto pending =
-      std::make_shared<PendingPublish>(std::move(message), Clock::now() + options_.publish_timeout);
+      std::make_shared<PendingPublish>(std::move(message), Clock::now() + publish_timeout_);
   // Refused once the I/O thread closed the queue on its way out: nobody would resolve it.
   if (!requests_.push(pending))
-    finish(pending, PendingPublish::Result::unavailable, ": the host is shutting down");
+    finish(pending, PendingPublish::Result::unavailable, kShuttingDown);
   return pending;
 }
 
-void PublisherConnection::publish(const runtime::OutboundMessage& message) {
+void PublisherConnection::publish(const transport::OutboundMessage& message) {
   send(message)->wait();
 }
 
@@ -99,123 +107,90 @@ void PublisherConnection::finish(const std::shared_ptr<PendingPublish>& pending,
   }
 }
 
-void PublisherConnection::run() {
-  const auto tick = io_tick(options_.connection.heartbeat);
-  while (!stopping_.load()) {
-    if (heartbeat_)
-      heartbeat_->tick();
-    for (auto& request : requests_.take())
-      waiting_.push_back(std::move(request));
-    expire_deadlines();
-    if (!connection_) {
-      if (Clock::now() >= next_connect_attempt_)
-        connect();
-      if (!connection_) {
-        wait_for_io(nullptr, requests_.fd(), tick);
-        continue;
-      }
-    }
-    try {
-      send_waiting();
-      read_available_frames(*connection_, [this](const amqp_frame_t& frame) { on_frame(frame); });
-    } catch (const ConnectionLost& e) {
-      teardown(e.what());
-      continue;
-    }
-    wait_for_io(connection_.get(), requests_.fd(), tick);
-  }
+void PublisherConnection::finish(std::vector<ConfirmTracker::Verdict> verdicts) {
+  for (auto& verdict : verdicts)
+    finish(verdict.publish, verdict.result, std::move(verdict.detail));
+}
+
+// --- The loop ---
+
+void PublisherConnection::service_commands() {
+  for (auto& request : requests_.take())
+    waiting_.push_back(std::move(request));
+  expire_deadlines();
+}
+
+void PublisherConnection::service_connection() {
+  send_waiting();
+  read_frames();
+}
+
+void PublisherConnection::prepare_connection(AmqpConnection& connection) {
+  amqp_channel_open(connection.state(), kPublishChannel);
+  connection.check(connection.last_reply(), "opening the publishing channel");
+  amqp_confirm_select(connection.state(), kPublishChannel);
+  connection.check(connection.last_reply(), "enabling publisher confirms");
+}
+
+void PublisherConnection::on_connected() {
+  confirms_.restart();
+  set_blocked(false);
+  // The backoff is reset by the first confirm, not here: a connection that a poison publish
+  // breaks at once must not reconnect in a tight loop.
+  observability::log_info("publisher connected to " + connection()->endpoint().describe());
+}
+
+void PublisherConnection::on_connect_failed(const std::string& why, bool /*refused*/,
+                                            std::chrono::milliseconds retry_in) {
+  observability::log_warn("publisher: " + why + "; retrying in " +
+                          std::to_string(retry_in.count()) + " ms");
+}
+
+void PublisherConnection::on_connection_lost(const std::string& why) {
+  observability::log_warn("publisher: " + why + "; reconnecting");
+  drop_connection();  // no close handshake: the peer may be dead
+  blocked_ = false;
+  finish(confirms_.fail_all(
+      PendingPublish::Result::unavailable,
+      ": " + why + " (before the broker confirmed it: it may or may not have been published)"));
+  advance_endpoint();
+  schedule_reconnect();
+}
+
+void PublisherConnection::on_loop_exit() {
   // Shutting down: whatever is left fails now rather than hanging its caller; later sends are
   // refused by the closed queue.
   requests_.close();
   for (auto& request : requests_.take())
     waiting_.push_back(std::move(request));
-  for (auto& pending : waiting_) {
-    finish(pending, PendingPublish::Result::unavailable, ": the host is shutting down");
-  }
+  for (auto& pending : waiting_)
+    finish(pending, PendingPublish::Result::unavailable, kShuttingDown);
   waiting_.clear();
-  for (auto& [sequence, entry] : in_flight_) {
-    finish(entry.publish, PendingPublish::Result::unavailable, ": the host is shutting down");
-  }
-  in_flight_.clear();
-  std::lock_guard lock(connection_mutex_);
+  finish(confirms_.fail_all(PendingPublish::Result::unavailable, kShuttingDown));
   // The broker does not read a blocked connection: a close handshake would only wait out its
   // timeout (2 s) before the process could exit.
-  if (connection_ && !blocked_.load())
-    connection_->close();
-  connection_.reset();
-  if (heartbeat_)
-    heartbeat_->retire();
+  if (connection() != nullptr && !blocked_.load())
+    close_connection();
 }
 
-void PublisherConnection::connect() {
-  const auto& endpoint = options_.endpoints[endpoint_index_ % options_.endpoints.size()];
-  try {
-    auto connection = AmqpConnection::open(endpoint, options_.connection);
-    amqp_channel_open(connection->state(), kChannel);
-    connection->check(connection->last_reply(), "opening the publishing channel");
-    amqp_confirm_select(connection->state(), kChannel);
-    connection->check(connection->last_reply(), "enabling publisher confirms");
-    {
-      std::lock_guard lock(connection_mutex_);
-      connection_ = std::move(connection);
-    }
-    next_sequence_ = 1;
-    blocked_ = false;
-    connected_ = true;
-    // The backoff is reset by the first confirm, not here: a connection that a poison publish
-    // breaks at once must not reconnect in a tight loop.
-    if (metrics_ != nullptr)
-      metrics_->broker_blocked().Set(0);
-    observability::log_info("publisher connected to " + endpoint.describe());
-  } catch (const ConnectionLost& e) {
-    ++endpoint_index_;  // failover: the next attempt tries the next host
-    const auto delay = backoff_.next(runtime::random_unit());
-    next_connect_attempt_ = Clock::now() + delay;
-    observability::log_warn(std::string("publisher: ") + e.what() + "; retrying in " +
-                            std::to_string(delay.count()) + " ms");
-  }
-}
-
-void PublisherConnection::teardown(const std::string& why) {
-  observability::log_warn("publisher: " + why + "; reconnecting");
-  {
-    std::lock_guard lock(connection_mutex_);
-    connection_.reset();  // no close handshake: the peer may be dead
-  }
-  connected_ = false;
-  blocked_ = false;
-  for (auto& [sequence, entry] : in_flight_) {
-    finish(entry.publish, PendingPublish::Result::unavailable,
-           ": " + why + " (before the broker confirmed it: it may or may not have been published)");
-  }
-  in_flight_.clear();
-  ++endpoint_index_;
-  const auto delay = backoff_.next(runtime::random_unit());
-  next_connect_attempt_ = Clock::now() + delay;
-}
+// --- Publishing ---
 
 void PublisherConnection::expire_deadlines() {
   const auto now = Clock::now();
-  const char* const blocked_detail = " (the broker is blocking publishers: memory or disk alarm)";
   std::erase_if(waiting_, [&](const std::shared_ptr<PendingPublish>& pending) {
     if (pending->deadline() > now)
       return false;
-    finish(pending, PendingPublish::Result::timeout,
-           blocked_.load() ? blocked_detail
-                           : (connected_.load() ? "" : " (no connection to the broker)"));
+    finish(
+        pending, PendingPublish::Result::timeout,
+        blocked_.load() ? kBlockedDetail : (connected() ? "" : " (no connection to the broker)"));
     return true;
   });
-  for (auto& [sequence, entry] : in_flight_) {
-    if (entry.publish->resolved() || entry.publish->deadline() > now)
-      continue;
-    // Timed out while blocked: sent before the block took hold, so the broker may still route it
-    // once the alarm ends (the caller must not assume it was dropped).
-    finish(entry.publish, PendingPublish::Result::timeout,
-           blocked_.load() ? std::string(blocked_detail) +
+  // Timed out while blocked: sent before the block took hold, so the broker may still route it
+  // once the alarm ends (the caller must not assume it was dropped).
+  finish(confirms_.expire(
+      now, blocked_.load() ? std::string(kBlockedDetail) +
                                  "; sent before the block, it may still be published after it"
-                           : std::string());
-  }
-  // Resolved entries stay in in_flight_ until their confirm arrives, so it is not misapplied.
+                           : std::string()));
 }
 
 void PublisherConnection::send_waiting() {
@@ -231,7 +206,7 @@ void PublisherConnection::send_waiting() {
 }
 
 void PublisherConnection::publish_one(const std::shared_ptr<PendingPublish>& pending) {
-  const runtime::OutboundMessage& message = pending->message();
+  const transport::OutboundMessage& message = pending->message();
   if (auto why = why_unsendable(message)) {
     finish(pending, PendingPublish::Result::nacked, ": it cannot be sent: " + *why);
     return;
@@ -255,9 +230,10 @@ void PublisherConnection::publish_one(const std::shared_ptr<PendingPublish>& pen
     properties.headers = headers.table();
   }
   publish_started_ns_ = now_ns();
-  const int status = amqp_basic_publish(connection_->state(), kChannel, bytes_of(message.exchange),
-                                        bytes_of(message.routing_key), message.mandatory ? 1 : 0, 0,
-                                        &properties, bytes_of(message.body));
+  const int status =
+      amqp_basic_publish(connection()->state(), kPublishChannel, bytes_of(message.exchange),
+                         bytes_of(message.routing_key), message.mandatory ? 1 : 0, 0, &properties,
+                         bytes_of(message.body));
   publish_started_ns_ = 0;
   if (is_encoding_failure(status)) {
     // It would fail the same way on every connection; this one may hold half a message now.
@@ -268,30 +244,10 @@ void PublisherConnection::publish_one(const std::shared_ptr<PendingPublish>& pen
     waiting_.push_front(pending);  // not sent: try again on the next connection
     throw ConnectionLost("publish failed: " + status_text(status));
   }
-  in_flight_.emplace(next_sequence_++, InFlight{pending, false, {}});
+  confirms_.sent(pending);
 }
 
-void PublisherConnection::confirm(std::uint64_t tag, bool multiple, PendingPublish::Result result) {
-  auto end = multiple ? in_flight_.upper_bound(tag) : in_flight_.find(tag);
-  auto begin = multiple ? in_flight_.begin() : end;
-  if (!multiple) {
-    if (end == in_flight_.end())
-      return;
-    ++end;
-  }
-  if (begin != end && result == PendingPublish::Result::confirmed)
-    backoff_.reset();
-  for (auto it = begin; it != end; ++it) {
-    InFlight& entry = it->second;
-    if (entry.returned && result == PendingPublish::Result::confirmed) {
-      finish(entry.publish, PendingPublish::Result::returned, ": " + entry.return_text);
-    } else {
-      finish(entry.publish, result,
-             result == PendingPublish::Result::nacked ? " by the broker (basic.nack)" : "");
-    }
-  }
-  in_flight_.erase(begin, end);
-}
+// --- Frames ---
 
 void PublisherConnection::on_frame(const amqp_frame_t& frame) {
   if (frame.frame_type != AMQP_FRAME_METHOD)
@@ -300,103 +256,83 @@ void PublisherConnection::on_frame(const amqp_frame_t& frame) {
   switch (method.id) {
     case AMQP_BASIC_ACK_METHOD: {
       const auto* ack = static_cast<const amqp_basic_ack_t*>(method.decoded);
-      confirm(ack->delivery_tag, ack->multiple != 0, PendingPublish::Result::confirmed);
+      reset_backoff();  // the broker confirms: this connection works
+      finish(confirms_.acked(ack->delivery_tag, ack->multiple != 0));
       return;
     }
     case AMQP_BASIC_NACK_METHOD: {
       const auto* nack = static_cast<const amqp_basic_nack_t*>(method.decoded);
-      confirm(nack->delivery_tag, nack->multiple != 0, PendingPublish::Result::nacked);
+      finish(confirms_.nacked(nack->delivery_tag, nack->multiple != 0));
       return;
     }
-    case AMQP_BASIC_RETURN_METHOD: {
-      const auto* returned = static_cast<const amqp_basic_return_t*>(method.decoded);
-      const std::string exchange = string_of(returned->exchange);
-      const std::string routing_key = string_of(returned->routing_key);
-      const std::string text = std::to_string(returned->reply_code) + " " +
-                               string_of(returned->reply_text) + " (exchange '" + exchange +
-                               "', routing key '" + routing_key + "')";
-      amqp_message_t message{};
-      const amqp_rpc_reply_t read =
-          amqp_read_message(connection_->state(), frame.channel, &message, 0);
-      if (read.reply_type != AMQP_RESPONSE_NORMAL) {
-        throw ConnectionLost("reading a returned message: " + reply_text(read));
-      }
-      const std::string message_id = (message.properties._flags & AMQP_BASIC_MESSAGE_ID_FLAG)
-                                         ? string_of(message.properties.message_id)
-                                         : std::string();
-      amqp_destroy_message(&message);
-      // The return precedes the confirm of the same publish: mark the oldest unmarked match.
-      for (auto& [sequence, entry] : in_flight_) {
-        const auto& sent = entry.publish->message();
-        if (!entry.returned && sent.message_id == message_id && sent.exchange == exchange &&
-            sent.routing_key == routing_key) {
-          entry.returned = true;
-          entry.return_text = text;
-          break;
-        }
-      }
+    case AMQP_BASIC_RETURN_METHOD:
+      on_returned(frame);
       return;
-    }
     case AMQP_CONNECTION_BLOCKED_METHOD:
-      blocked_ = true;
-      if (metrics_ != nullptr)
-        metrics_->broker_blocked().Set(1);
-      observability::log_warn("the broker blocks publishing (memory or disk alarm)");
+      set_blocked(true);
       return;
     case AMQP_CONNECTION_UNBLOCKED_METHOD:
-      blocked_ = false;
-      if (metrics_ != nullptr)
-        metrics_->broker_blocked().Set(0);
-      observability::log_info("the broker unblocked publishing");
+      set_blocked(false);
       return;
-    case AMQP_CHANNEL_CLOSE_METHOD: {
-      const auto* close = static_cast<const amqp_channel_close_t*>(method.decoded);
-      const std::string text = string_of(close->reply_text);
-      if (close->reply_code == AMQP_NOT_FOUND)
-        refuse_publishes_to_missing_exchange(text);
-      throw ConnectionLost("the broker closed the publishing channel: " + text);
-    }
-    case AMQP_CONNECTION_CLOSE_METHOD: {
-      const auto* close = static_cast<const amqp_connection_close_t*>(method.decoded);
-      amqp_connection_close_ok_t ok{};
-      amqp_send_method(connection_->state(), 0, AMQP_CONNECTION_CLOSE_OK_METHOD, &ok);
-      throw ConnectionLost("the broker closed the publishing connection: " +
-                           string_of(close->reply_text));
-    }
     default:
       return;
   }
 }
 
-void PublisherConnection::refuse_publishes_to_missing_exchange(const std::string& reply_text) {
-  // "NOT_FOUND - no exchange 'x' in vhost '/'": the broker refused the publishes to 'x' (the
-  // others on the channel are lost with it and fail as unavailable when it is torn down).
-  static const std::regex missing("no exchange '([^']*)'");
-  std::smatch match;
-  if (!std::regex_search(reply_text, match, missing))
-    return;
-  const std::string exchange = match[1];
-  std::erase_if(in_flight_, [&](auto& entry) {
-    if (entry.second.publish->message().exchange != exchange)
-      return false;
-    finish(entry.second.publish, PendingPublish::Result::nacked, ": " + reply_text);
-    return true;
-  });
+void PublisherConnection::on_returned(const amqp_frame_t& frame) {
+  const auto* returned = static_cast<const amqp_basic_return_t*>(frame.payload.method.decoded);
+  const std::string exchange = string_of(returned->exchange);
+  const std::string routing_key = string_of(returned->routing_key);
+  std::string text = std::to_string(returned->reply_code) + " " + string_of(returned->reply_text) +
+                     " (exchange '" + exchange + "', routing key '" + routing_key + "')";
+  amqp_message_t message{};
+  const amqp_rpc_reply_t read =
+      amqp_read_message(connection()->state(), frame.channel, &message, 0);
+  if (read.reply_type != AMQP_RESPONSE_NORMAL)
+    throw ConnectionLost("reading a returned message: " + reply_text(read));
+  const std::string message_id = (message.properties._flags & AMQP_BASIC_MESSAGE_ID_FLAG)
+                                     ? string_of(message.properties.message_id)
+                                     : std::string();
+  amqp_destroy_message(&message);
+  confirms_.returned(message_id, exchange, routing_key, std::move(text));
 }
 
+void PublisherConnection::set_blocked(bool blocked) {
+  const bool was = blocked_.exchange(blocked);
+  if (metrics_ != nullptr)
+    metrics_->broker_blocked().Set(blocked ? 1 : 0);
+  if (blocked && !was)
+    observability::log_warn("the broker blocks publishing (memory or disk alarm)");
+  if (!blocked && was)
+    observability::log_info("the broker unblocked publishing");
+}
+
+void PublisherConnection::on_channel_closed(ChannelNumber /*channel*/, int reply_code,
+                                            const std::string& reply_text) {
+  // A publish to a missing exchange: the broker refused those publishes (the others on the
+  // channel are lost with it and fail as unavailable when the connection is torn down; failing
+  // only the guilty publish is issue 19).
+  if (reply_code == AMQP_NOT_FOUND) {
+    if (const auto exchange = missing_exchange_in(reply_text))
+      finish(confirms_.refuse_exchange(*exchange, ": " + reply_text));
+  }
+  throw ConnectionLost("the broker closed the publishing channel: " + reply_text);
+}
+
+// --- The watchdog thread ---
+
 void PublisherConnection::watchdog() {
-  const auto limit = std::chrono::duration_cast<std::chrono::nanoseconds>(options_.publish_timeout);
-  while (!stopping_.load()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto limit = std::chrono::duration_cast<std::chrono::nanoseconds>(publish_timeout_);
+  while (!stop_requested()) {
+    std::this_thread::sleep_for(kWatchdogInterval);
     const std::int64_t started = publish_started_ns_.load();
     if (started == 0 || now_ns() - started < limit.count())
       continue;
-    std::lock_guard lock(connection_mutex_);
-    if (connection_ && publish_started_ns_.load() == started) {
+    const bool aborted = abort_socket_if([&] { return publish_started_ns_.load() == started; });
+    if (aborted) {
       observability::log_warn(
           "publisher: a publish has been stuck in the socket for longer "
           "than publish_timeout; aborting the connection");
-      connection_->abort_socket();
     }
   }
 }

@@ -5,41 +5,22 @@
 #include "broker/delay_levels.h"
 #include "observability/log.h"
 #include "observability/timestamp.h"
+#include "transport/failure_headers.h"
 
 namespace warren::broker {
-namespace {
 
-using runtime::set_header;
-using runtime::set_header_if_absent;
-
-constexpr std::size_t kMaxErrorHeader = 1024;
-
-std::string truncated(const std::string& text, std::size_t limit) {
-  if (text.size() <= limit)
-    return text;
-  std::size_t cut = limit;
-  // Do not cut a UTF-8 sequence in half.
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
-    --cut;
-  return text.substr(0, cut);
-}
-
-}  // namespace
-
-class RabbitMqTransport::Delivery final : public runtime::Delivery {
+class RabbitMqTransport::Delivery final : public transport::Delivery {
  public:
-  Delivery(RabbitMqTransport& transport, DeliveryToken token, runtime::InboundMessage message,
+  Delivery(RabbitMqTransport& transport, DeliveryToken token, transport::InboundMessage message,
            std::string broker_queue)
       : transport_(transport),
         token_(token),
         message_(std::move(message)),
         broker_queue_(std::move(broker_queue)) {}
 
-  const runtime::InboundMessage& message() const noexcept override { return message_; }
-  bool stale() const noexcept override {
-    return token_.incarnation != transport_.consumer_->incarnation();
-  }
-  void settle(const runtime::Settlement& settlement) override {
+  const transport::InboundMessage& message() const noexcept override { return message_; }
+  bool stale() const noexcept override { return !transport_.consumer_->is_current(token_); }
+  void settle(const transport::Settlement& settlement) override {
     transport_.settle(*this, settlement);
   }
 
@@ -49,7 +30,7 @@ class RabbitMqTransport::Delivery final : public runtime::Delivery {
  private:
   RabbitMqTransport& transport_;
   DeliveryToken token_;
-  runtime::InboundMessage message_;
+  transport::InboundMessage message_;
   std::string broker_queue_;
 };
 
@@ -63,15 +44,20 @@ ConnectionOptions connection_options(const config::BrokerConfig& broker, const s
   return options;
 }
 
+IoLoopOptions io_loop_options(const config::Config& config, const std::string& role) {
+  IoLoopOptions options;
+  options.endpoints = resolve_endpoints(config.broker);
+  options.connection = connection_options(config.broker, role, config.host.name);
+  options.reconnect_initial = config.broker.reconnect_initial;
+  options.reconnect_max = config.broker.reconnect_max;
+  return options;
+}
+
 RabbitMqTransport::RabbitMqTransport(const config::Config& config, observability::Metrics* metrics,
                                      observability::Health* health)
     : config_(config), metrics_(metrics), health_(health) {
-  PublisherOptions options;
-  options.endpoints = resolve_endpoints(config.broker);
-  options.connection = connection_options(config.broker, "publisher", config.host.name);
+  PublisherOptions options{io_loop_options(config, "publisher")};
   options.publish_timeout = config.broker.publish_timeout;
-  options.reconnect_initial = config.broker.reconnect_initial;
-  options.reconnect_max = config.broker.reconnect_max;
   publisher_ = std::make_unique<PublisherConnection>(std::move(options), metrics, health);
 }
 
@@ -80,16 +66,12 @@ RabbitMqTransport::~RabbitMqTransport() {
   publisher_.reset();
 }
 
-void RabbitMqTransport::start(const std::vector<runtime::Subscription>& subscriptions) {
+void RabbitMqTransport::start(const std::vector<transport::Subscription>& subscriptions) {
   subscriptions_ = subscriptions;
-  ConsumerOptions options;
-  options.endpoints = resolve_endpoints(config_.broker);
-  options.connection = connection_options(config_.broker, "consumer", config_.host.name);
-  options.reconnect_initial = config_.broker.reconnect_initial;
-  options.reconnect_max = config_.broker.reconnect_max;
+  ConsumerOptions options{io_loop_options(config_, "consumer")};
   consumer_ = std::make_unique<ConsumerConnection>(
       std::move(options), config_, subscriptions,
-      [this](const DeliveryToken& token, runtime::InboundMessage message,
+      [this](const DeliveryToken& token, transport::InboundMessage message,
              const std::string& queue) { on_delivery(token, std::move(message), queue); },
       metrics_, health_);
   consumer_->start();
@@ -112,41 +94,41 @@ bool RabbitMqTransport::ready() const noexcept {
   return consumer_ && consumer_->ready();
 }
 
-void RabbitMqTransport::publish(const runtime::OutboundMessage& message) {
+void RabbitMqTransport::publish(const transport::OutboundMessage& message) {
   publisher_->publish(message);
 }
 
-void RabbitMqTransport::on_delivery(const DeliveryToken& token, runtime::InboundMessage message,
+void RabbitMqTransport::on_delivery(const DeliveryToken& token, transport::InboundMessage message,
                                     const std::string& queue) {
-  runtime::DeliverySink* sink = subscriptions_.at(token.subscription).sink;
+  transport::DeliverySink* sink = subscriptions_.at(token.subscription).sink;
   sink->deliver(std::make_unique<Delivery>(*this, token, std::move(message), queue));
 }
 
-void RabbitMqTransport::settle(const Delivery& delivery, const runtime::Settlement& settlement) {
+void RabbitMqTransport::settle(const Delivery& delivery, const transport::Settlement& settlement) {
   switch (settlement.kind) {
-    case runtime::Settlement::Kind::ack:
+    case transport::Settlement::Kind::ack:
       consumer_->settle(delivery.token(), SettleAction::ack);
       return;
-    case runtime::Settlement::Kind::requeue:
+    case transport::Settlement::Kind::requeue:
       consumer_->settle(delivery.token(), SettleAction::requeue);
       return;
-    case runtime::Settlement::Kind::retry_later:
+    case transport::Settlement::Kind::retry_later:
       retry_later(delivery, settlement);
       return;
-    case runtime::Settlement::Kind::dead_letter:
+    case transport::Settlement::Kind::dead_letter:
       dead_letter(delivery, settlement);
       return;
   }
 }
 
 bool RabbitMqTransport::dropped_as_stale(const Delivery& delivery,
-                                         const runtime::Settlement& settlement,
+                                         const transport::Settlement& settlement,
                                          std::string_view what_is_skipped) {
   if (!delivery.stale())
     return false;
   // The broker put the message back when the connection went and sends it again: a retry or a
   // dead letter published for this copy as well would double its effect.
-  const runtime::InboundMessage& message = delivery.message();
+  const transport::InboundMessage& message = delivery.message();
   observability::log(observability::LogLevel::info,
                      {settlement.worker, message.message_id, settlement.attempt, {}},
                      "the connection this message came on was lost while its handler ran: " +
@@ -156,38 +138,30 @@ bool RabbitMqTransport::dropped_as_stale(const Delivery& delivery,
 }
 
 void RabbitMqTransport::retry_later(const Delivery& delivery,
-                                    const runtime::Settlement& settlement) {
+                                    const transport::Settlement& settlement) {
   if (dropped_as_stale(delivery, settlement, "its retry is not scheduled"))
     return;
-  const runtime::InboundMessage& original = delivery.message();
-  runtime::OutboundMessage retry = runtime::republished_copy(original, is_broker_death_header);
+  const transport::InboundMessage& original = delivery.message();
+  transport::OutboundMessage retry = transport::republished_copy(original, is_broker_death_header);
   retry.exchange = delay_entry_exchange();
   retry.routing_key = delay_routing_key(settlement.delay, delivery.broker_queue());
-  set_header(retry.headers, "x-warren-attempt", std::to_string(settlement.next_attempt));
-  set_header_if_absent(retry.headers, "x-warren-original-exchange", original.exchange);
-  set_header_if_absent(retry.headers, "x-warren-original-routing-key", original.routing_key);
-  set_header_if_absent(retry.headers, "x-warren-first-failed-at", observability::utc_now_rfc3339());
-  for (const auto& [name, value] : settlement.headers_if_absent) {
-    set_header_if_absent(retry.headers, name, value);
-  }
-  if (!settlement.reason.empty()) {
-    set_header(retry.headers, "x-warren-last-error", truncated(settlement.reason, kMaxErrorHeader));
-  }
+  transport::add_retry_headers(retry.headers, original, settlement,
+                               observability::utc_now_rfc3339());
   try {
     publisher_->publish(retry);
-  } catch (const runtime::PublishError& e) {
+  } catch (const transport::PublishError& e) {
     consumer_->settle(delivery.token(), SettleAction::requeue);
-    throw runtime::TransportError(std::string("the retry could not be scheduled (") + e.what() +
-                                  "); the message was requeued as it is");
+    throw transport::TransportError(std::string("the retry could not be scheduled (") + e.what() +
+                                    "); the message was requeued as it is");
   }
   consumer_->settle(delivery.token(), SettleAction::ack);
 }
 
 void RabbitMqTransport::dead_letter(const Delivery& delivery,
-                                    const runtime::Settlement& settlement) {
+                                    const transport::Settlement& settlement) {
   if (dropped_as_stale(delivery, settlement, "its dead letter is not published"))
     return;
-  const runtime::InboundMessage& original = delivery.message();
+  const transport::InboundMessage& original = delivery.message();
   const config::QueueConfig* queue = config_.find_queue(original.queue);
   const auto& subscription = subscriptions_.at(delivery.token().subscription);
   const std::string exchange = !subscription.dead_letter_exchange.empty()
@@ -201,26 +175,16 @@ void RabbitMqTransport::dead_letter(const Delivery& delivery,
     consumer_->settle(delivery.token(), SettleAction::reject);
     return;
   }
-  runtime::OutboundMessage dead = runtime::republished_copy(original, is_broker_death_header);
+  transport::OutboundMessage dead = transport::republished_copy(original, is_broker_death_header);
   dead.exchange = exchange;
   dead.routing_key = queue != nullptr && !queue->dead_letter_routing_key.empty()
                          ? queue->dead_letter_routing_key
                          : original.routing_key;
-  const std::string now = observability::utc_now_rfc3339();
-  set_header(dead.headers, "x-warren-error", truncated(settlement.reason, kMaxErrorHeader));
-  set_header(dead.headers, "x-warren-attempt", std::to_string(settlement.attempt));
-  set_header(dead.headers, "x-warren-worker", settlement.worker);
-  set_header(dead.headers, "x-warren-queue", original.queue);
-  set_header_if_absent(dead.headers, "x-warren-original-exchange", original.exchange);
-  set_header_if_absent(dead.headers, "x-warren-original-routing-key", original.routing_key);
-  set_header_if_absent(dead.headers, "x-warren-first-failed-at", now);
-  set_header(dead.headers, "x-warren-dead-lettered-at", now);
-  for (const auto& [name, value] : settlement.headers_if_absent) {
-    set_header_if_absent(dead.headers, name, value);
-  }
+  transport::add_dead_letter_headers(dead.headers, original, settlement,
+                                     observability::utc_now_rfc3339());
   try {
     publisher_->publish(dead);
-  } catch (const runtime::PublishError& e) {
+  } catch (const transport::PublishError& e) {
     observability::log(observability::LogLevel::error,
                        observability::LogFields::for_worker(settlement.worker),
                        std::string("dead letter could not be published to '") + exchange + "' (" +

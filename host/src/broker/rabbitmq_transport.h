@@ -18,39 +18,39 @@
 #include "config/config.h"
 #include "observability/health.h"
 #include "observability/metrics.h"
-#include "runtime/transport.h"
+#include "transport/transport.h"
 
 namespace warren::broker {
 
-class RabbitMqTransport final : public runtime::Transport {
+class RabbitMqTransport final : public transport::Transport {
  public:
   RabbitMqTransport(const config::Config& config, observability::Metrics* metrics,
                     observability::Health* health);
   ~RabbitMqTransport() override;
 
-  void start(const std::vector<runtime::Subscription>& subscriptions) override;
+  void start(const std::vector<transport::Subscription>& subscriptions) override;
   void stop_consuming() override;
   void close() override;
   bool ready() const noexcept override;
-  void publish(const runtime::OutboundMessage& message) override;
+  void publish(const transport::OutboundMessage& message) override;
 
   PublisherConnection& publisher() { return *publisher_; }
 
  private:
   class Delivery;
-  void on_delivery(const DeliveryToken& token, runtime::InboundMessage message,
+  void on_delivery(const DeliveryToken& token, transport::InboundMessage message,
                    const std::string& queue);
-  void settle(const Delivery& delivery, const runtime::Settlement& settlement);
+  void settle(const Delivery& delivery, const transport::Settlement& settlement);
   // True (and the settlement dropped, logged) when the delivery's connection is gone.
-  bool dropped_as_stale(const Delivery& delivery, const runtime::Settlement& settlement,
+  bool dropped_as_stale(const Delivery& delivery, const transport::Settlement& settlement,
                         std::string_view what_is_skipped);
-  void retry_later(const Delivery& delivery, const runtime::Settlement& settlement);
-  void dead_letter(const Delivery& delivery, const runtime::Settlement& settlement);
+  void retry_later(const Delivery& delivery, const transport::Settlement& settlement);
+  void dead_letter(const Delivery& delivery, const transport::Settlement& settlement);
 
   const config::Config& config_;
   observability::Metrics* metrics_;
   observability::Health* health_;
-  std::vector<runtime::Subscription> subscriptions_;
+  std::vector<transport::Subscription> subscriptions_;
   std::unique_ptr<PublisherConnection> publisher_;
   std::unique_ptr<ConsumerConnection> consumer_;
 };
@@ -58,5 +58,7 @@ class RabbitMqTransport final : public runtime::Transport {
 // Options shared by both connections, from [broker].
 ConnectionOptions connection_options(const config::BrokerConfig& broker, const std::string& role,
                                      const std::string& host_name);
+// Where and how a connection in `role` connects and reconnects, from [broker] and [host].
+IoLoopOptions io_loop_options(const config::Config& config, const std::string& role);
 
 }  // namespace warren::broker

@@ -1,5 +1,6 @@
-// A queue of commands for an I/O thread, with an eventfd the thread polls beside its socket:
-// workers push (acks, publishes) and the I/O thread wakes at once instead of at its next tick.
+// Waking an I/O thread: a Wakeup is the eventfd the thread polls beside its socket, and a
+// WakeupQueue<Command> holds the work other threads hand it (acks, publishes, stop requests),
+// signalling the Wakeup so that the thread starts at once instead of at its next tick.
 #pragma once
 
 #include <sys/eventfd.h>
@@ -12,14 +13,38 @@
 
 namespace warren::broker {
 
-template <class Command>
-class WakeupQueue {
+class Wakeup {
  public:
-  WakeupQueue() : fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+  Wakeup() : fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
     if (fd_ < 0)
       throw std::runtime_error("eventfd failed");
   }
-  ~WakeupQueue() { ::close(fd_); }
+  ~Wakeup() { ::close(fd_); }
+  Wakeup(const Wakeup&) = delete;
+  Wakeup& operator=(const Wakeup&) = delete;
+
+  // Makes the poller return; from any thread.
+  void signal() noexcept {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const auto n = ::write(fd_, &one, sizeof(one));
+  }
+  // Clears the signal (the poller is about to look at what woke it).
+  void drain() noexcept {
+    std::uint64_t ignored = 0;
+    [[maybe_unused]] const auto n = ::read(fd_, &ignored, sizeof(ignored));
+  }
+
+  int fd() const noexcept { return fd_; }
+
+ private:
+  const int fd_;
+};
+
+template <class Command>
+class WakeupQueue {
+ public:
+  // `wakeup` outlives the queue.
+  explicit WakeupQueue(Wakeup& wakeup) : wakeup_(wakeup) {}
   WakeupQueue(const WakeupQueue&) = delete;
   WakeupQueue& operator=(const WakeupQueue&) = delete;
 
@@ -34,7 +59,7 @@ class WakeupQueue {
       commands_.push_back(std::move(command));
     }
     if (was_empty)
-      wake();
+      wakeup_.signal();
     return true;
   }
 
@@ -46,8 +71,7 @@ class WakeupQueue {
 
   // Everything queued so far, oldest first.
   std::vector<Command> take() {
-    std::uint64_t ignored = 0;
-    [[maybe_unused]] const auto n = ::read(fd_, &ignored, sizeof(ignored));
+    wakeup_.drain();
     std::vector<Command> taken;
     std::lock_guard lock(mutex_);
     taken.swap(commands_);
@@ -59,16 +83,8 @@ class WakeupQueue {
     return commands_.empty();
   }
 
-  // Makes the poller return (for stop requests that are not commands).
-  void wake() noexcept {
-    const std::uint64_t one = 1;
-    [[maybe_unused]] const auto n = ::write(fd_, &one, sizeof(one));
-  }
-
-  int fd() const noexcept { return fd_; }
-
  private:
-  const int fd_;
+  Wakeup& wakeup_;
   mutable std::mutex mutex_;
   std::vector<Command> commands_;
   bool closed_ = false;

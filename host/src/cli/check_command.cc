@@ -4,6 +4,8 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/published_exchanges.h"
+#include "config/config_loader.h"
 #include "observability/log.h"
 #include "observability/metrics.h"
 #include "plugin/plugin_library.h"
@@ -16,7 +18,7 @@ int check_command(const ConfigOptions& options) {
   if (!config)
     return kExitBadUsageOrConfig;
   observability::configure_logging("warn", observability::LogFormat::text);
-  observability::Metrics metrics;
+  observability::Metrics metrics(published_exchange_labels(*config));
   runtime::Host host(*config, metrics, nullptr);
   try {
     host.load_workers();
@@ -24,6 +26,10 @@ int check_command(const ConfigOptions& options) {
     std::cerr << error.what() << "\n";
     return kExitBadUsageOrConfig;
   }
+  // Not errors (the host runs), but worth fixing: e.g. a delivery limit that comes before the
+  // crash accounting's max_crashes.
+  for (const auto& warning : config::config_warnings(*config))
+    std::cerr << "warning: " << warning << "\n";
   std::cout << options.file << ": OK: " << config->exchanges.size() << " exchange(s), "
             << config->queues.size() << " queue(s), " << config->workers.size() << " worker(s)\n";
   for (const auto& loaded : host.loaded_plugins()) {

@@ -7,6 +7,7 @@
 #include "config/amqp_uri.h"
 #include "config/config_files.h"
 #include "config/config_loader.h"
+#include "observability/http_server.h"
 
 namespace warren::cli {
 namespace {
@@ -54,7 +55,9 @@ bool apply_broker_uri_override(std::string_view uri, config::BrokerConfig& broke
 
 std::optional<config::Config> load_config_for_cli(const ConfigOptions& options) {
   try {
-    config::Config config = config::load_config(options.file);
+    config::LoadOptions load_options;
+    load_options.metrics_ipv6 = observability::MetricsServer::supports_ipv6();
+    config::Config config = config::load_config(options.file, load_options);
     if (const char* uri = std::getenv("WARREN_BROKER_URI"); uri != nullptr && *uri != '\0') {
       if (!apply_broker_uri_override(uri, config.broker))
         return std::nullopt;

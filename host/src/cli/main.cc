@@ -9,6 +9,7 @@
 #include "cli/exit_codes.h"
 #include "cli/outbox_command.h"
 #include "cli/plugin_command.h"
+#include "cli/queue_command.h"
 #include "observability/log.h"
 #include "warren/abi.h"
 #include "warren_version.h"
@@ -68,7 +69,10 @@ int main(int argc, char** argv) {
   add_config_options(*apply, topology_config);
   apply->add_flag("--dry-run", dry_run, "Show what would be declared; connect to nothing");
 
-  auto* dlq = app.add_subcommand("dlq", "Inspect, replay and purge a worker's dead letters");
+  auto* dlq = app.add_subcommand(
+      "dlq",
+      "Inspect, replay and purge a worker's dead letters (its dead-letter queue on RabbitMQ, the "
+      "dead rows of its queue on SQLite)");
   dlq->require_subcommand(1);
   ConfigOptions dlq_config;
   DlqOptions dlq_options;
@@ -77,7 +81,9 @@ int main(int argc, char** argv) {
       {"peek", "Show dead letters with their headers and a body preview (default --limit 10)"},
       {"replay",
        "Republish dead letters to their original exchange and routing key with confirms, "
-       "attempt reset; each is acked only after its republish is confirmed"},
+       "attempt reset; each is acked only after its republish is confirmed. On SQLite: set the "
+       "dead rows back to pending in the worker's queue (attempts 0, due now), one "
+       "transaction each"},
       {"purge", "Delete the worker's dead letters (asks for --yes)"}};
   for (const auto& [name, description] : dlq_verbs) {
     auto* verb = dlq->add_subcommand(name, description);
@@ -86,7 +92,7 @@ int main(int argc, char** argv) {
         ->required();
     verb->add_option("--queue", dlq_options.queue,
                      "The dead-letter queue (default: the worker's dead_letter_queue, or the "
-                     "queue bound to its dead-letter exchange)");
+                     "queue bound to its dead-letter exchange; on SQLite, the worker's queue)");
     verb->add_option("--limit", dlq_options.limit, "At most this many messages");
     verb->add_option("--where", dlq_options.where,
                      "Only messages whose header HEADER equals VALUE (repeatable)");
@@ -100,7 +106,7 @@ int main(int argc, char** argv) {
           });
       verb->add_flag("--to-queue", dlq_options.to_queue,
                      "Deliver only to the worker's queue (not to every queue bound to the "
-                     "original exchange and routing key)");
+                     "original exchange and routing key); always so on SQLite");
     }
     if (std::string_view(name) == "purge") {
       verb->add_flag("--yes", dlq_options.yes, "Really delete");
@@ -123,6 +129,24 @@ int main(int argc, char** argv) {
     sub->add_option("--outbox", outbox_options.outbox, "Only this [[outbox]] (by name)");
     outbox_subcommands.push_back(sub);
   }
+
+  auto* queue =
+      app.add_subcommand("queue", "The table queue's database ([broker] transport = \"sqlite\")");
+  queue->require_subcommand(1);
+  ConfigOptions queue_config;
+  QueueCommandOptions queue_options;
+  auto* queue_status = queue->add_subcommand(
+      "status",
+      "Rows by status (pending, running, done, dead) per queue, and how long the oldest ready "
+      "row has waited since it fell due");
+  add_config_options(*queue_status, queue_config);
+  auto* queue_backup = queue->add_subcommand(
+      "backup",
+      "Write an online, consistent copy of the database (VACUUM INTO) to PATH; prints where "
+      "and how big");
+  add_config_options(*queue_backup, queue_config);
+  queue_backup->add_option("--to", queue_options.to, "Where to write the copy (must not exist)")
+      ->required();
 
   auto* plugin = app.add_subcommand("plugin", "Plugin authoring");
   plugin->require_subcommand(1);
@@ -180,6 +204,10 @@ int main(int argc, char** argv) {
       else
         outbox_options.action = OutboxAction::retry_dead;
       return outbox_command(outbox_config, outbox_options);
+    }
+    if (*queue) {
+      queue_options.action = *queue_backup ? QueueAction::backup : QueueAction::status;
+      return queue_command(queue_config, queue_options);
     }
     if (*plugin_new)
       return plugin_new_command(new_plugin_name, new_plugin_dir);

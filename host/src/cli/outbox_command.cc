@@ -3,40 +3,34 @@
 //               without --outbox, to the databases of the workers' idempotency stores too
 //   status      pending, dead and the age of the oldest pending row, per outbox
 //   retry-dead  sets dead rows back to pending (attempts 0) and prints how many
-#include <cstdio>
 #include <iostream>
 #include <set>
-#include <sstream>
 #include <vector>
 
 #include "cli/exit_codes.h"
 #include "cli/outbox_command.h"
+#include "cli/queue_database.h"
+#include "cli/text_table.h"
 #include "observability/log.h"
 #include "outbox/outbox_queries.h"
 #include "outbox/outbox_schema.h"
 #include "outbox/pg_connection.h"
+#include "queue/sqlite_connection.h"
+#include "queue/sqlite_outbox_queries.h"
+#include "queue/sqlite_schema.h"
 
 namespace warren::cli {
 namespace {
+
+bool in_sqlite(const config::OutboxConfig& outbox) {
+  return outbox.store == config::OutboxConfig::Store::sqlite;
+}
 
 outbox::PgConnection connect_for(const std::string& what, const std::string& dsn) {
   outbox::PgConnectOptions options;
   options.dsn = dsn;
   options.application_name = "warren outbox (" + what + ")";
   return outbox::PgConnection(options);
-}
-
-std::string format_age(const std::optional<double>& seconds) {
-  if (!seconds)
-    return "-";
-  char text[32];
-  if (*seconds < 120)
-    std::snprintf(text, sizeof(text), "%.1fs", *seconds);
-  else if (*seconds < 7200)
-    std::snprintf(text, sizeof(text), "%.1fm", *seconds / 60);
-  else
-    std::snprintf(text, sizeof(text), "%.1fh", *seconds / 3600);
-  return text;
 }
 
 int init(const config::Config& config, const std::vector<const config::OutboxConfig*>& outboxes,
@@ -48,8 +42,14 @@ int init(const config::Config& config, const std::vector<const config::OutboxCon
   std::vector<Target> targets;
   std::set<std::string> seen_dsns;
   for (const auto* outbox : outboxes) {
-    if (seen_dsns.insert(outbox->dsn).second)
+    if (in_sqlite(*outbox)) {
+      queue::SqliteConnection db(queue::SqliteOpenOptions{config.broker.sqlite.path});
+      queue::ensure_sqlite_schema(db);
+      std::cout << "outbox '" << outbox->name << "': warren_outbox and warren_queue are ready in "
+                << db.path() << "\n";
+    } else if (seen_dsns.insert(outbox->dsn).second) {
       targets.push_back({"outbox '" + outbox->name + "'", outbox->dsn});
+    }
   }
   if (include_inboxes) {
     for (const auto& worker : config.workers) {
@@ -57,7 +57,7 @@ int init(const config::Config& config, const std::vector<const config::OutboxCon
         targets.push_back({"worker '" + worker.name + "' idempotency", worker.idempotency->dsn});
     }
   }
-  if (targets.empty()) {
+  if (targets.empty() && outboxes.empty()) {
     std::cerr << "outbox init: " << config.file.string()
               << " has no [[outbox]] and no worker with idempotency: nothing to set up\n";
     return kExitBadUsageOrConfig;
@@ -71,44 +71,36 @@ int init(const config::Config& config, const std::vector<const config::OutboxCon
   return kExitOk;
 }
 
-int status(const std::vector<const config::OutboxConfig*>& outboxes) {
-  std::ostringstream table;
-  table << "outbox\tpending\tdead\toldest pending\n";
+int status(const config::Config& config, const std::vector<const config::OutboxConfig*>& outboxes) {
+  std::vector<std::vector<std::string>> rows{{"outbox", "pending", "dead", "oldest pending"}};
   for (const auto* outbox : outboxes) {
+    if (in_sqlite(*outbox)) {
+      const auto db = open_queue_database(config);
+      const queue::SqliteOutboxStats stats = queue::sqlite_outbox_stats(*db);
+      rows.push_back({outbox->name, std::to_string(stats.pending), std::to_string(stats.dead),
+                      format_age(stats.oldest_pending_age_seconds)});
+      continue;
+    }
     auto db = connect_for("status", outbox->dsn);
     const outbox::OutboxStats stats = outbox::query_outbox_stats(db);
-    table << outbox->name << '\t' << stats.pending << '\t' << stats.dead << '\t'
-          << format_age(stats.oldest_pending_age_seconds) << '\n';
+    rows.push_back({outbox->name, std::to_string(stats.pending), std::to_string(stats.dead),
+                    format_age(stats.oldest_pending_age_seconds)});
   }
-  // Aligned columns, like `column -t -s $'\t'`.
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::size_t> widths;
-  std::istringstream lines(table.str());
-  for (std::string line; std::getline(lines, line);) {
-    std::vector<std::string> cells;
-    std::istringstream fields(line);
-    for (std::string cell; std::getline(fields, cell, '\t');)
-      cells.push_back(cell);
-    widths.resize(std::max(widths.size(), cells.size()), 0);
-    for (std::size_t i = 0; i < cells.size(); ++i)
-      widths[i] = std::max(widths[i], cells[i].size());
-    rows.push_back(std::move(cells));
-  }
-  for (const auto& cells : rows) {
-    for (std::size_t i = 0; i < cells.size(); ++i) {
-      std::cout << cells[i];
-      if (i + 1 < cells.size())
-        std::cout << std::string(widths[i] - cells[i].size() + 2, ' ');
-    }
-    std::cout << '\n';
-  }
+  print_aligned(std::cout, rows);
   return kExitOk;
 }
 
-int retry_dead(const std::vector<const config::OutboxConfig*>& outboxes) {
+int retry_dead(const config::Config& config,
+               const std::vector<const config::OutboxConfig*>& outboxes) {
   for (const auto* outbox : outboxes) {
-    auto db = connect_for("retry-dead", outbox->dsn);
-    const long revived = outbox::retry_dead_rows(db);
+    long revived = 0;
+    if (in_sqlite(*outbox)) {
+      const auto db = open_queue_database(config);
+      revived = queue::sqlite_outbox_retry_dead(*db);
+    } else {
+      auto db = connect_for("retry-dead", outbox->dsn);
+      revived = outbox::retry_dead_rows(db);
+    }
     std::cout << "outbox '" << outbox->name << "': " << revived
               << " dead row(s) set back to pending\n";
   }
@@ -148,10 +140,13 @@ int outbox_command(const ConfigOptions& options, const OutboxCommandOptions& com
       case OutboxAction::init:
         return init(*config, outboxes, command.outbox.empty());
       case OutboxAction::status:
-        return status(outboxes);
+        return status(*config, outboxes);
       case OutboxAction::retry_dead:
-        return retry_dead(outboxes);
+        return retry_dead(*config, outboxes);
     }
+  } catch (const queue::SqliteError& error) {
+    std::cerr << "outbox: " << error.what() << "\n";
+    return kExitRuntimeFailure;
   } catch (const outbox::PgError& error) {
     std::cerr << "outbox: " << error.what();
     if (error.undefined_table())

@@ -6,6 +6,8 @@
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/malloc_tuning.h"
+#include "cli/published_exchanges.h"
 #include "cli/systemd_notify.h"
 #include "cli/transport_factory.h"
 #include "config/config_loader.h"
@@ -15,12 +17,14 @@
 #include "observability/metrics.h"
 #include "outbox/outbox_services.h"
 #include "plugin/plugin_library.h"
+#include "runtime/crash_watch.h"
 #include "runtime/host.h"
 #include "runtime/shutdown.h"
 
 namespace warren::cli {
 
 int run_command(const ConfigOptions& options) {
+  tune_malloc_for_the_host();
   // Before any thread exists, so that every thread inherits the blocked signal mask.
   runtime::ShutdownSignal shutdown;
   runtime::SignalWatcher signals(shutdown);
@@ -35,7 +39,7 @@ int run_command(const ConfigOptions& options) {
   for (const auto& warning : config::config_warnings(*config))
     observability::log_warn(warning);
 
-  observability::Metrics metrics;
+  observability::Metrics metrics(published_exchange_labels(*config));
   observability::Health health;
   runtime::Host host(*config, metrics, &health);
   health.set_readiness_probe([&host] { return host.ready(); });
@@ -63,6 +67,12 @@ int run_command(const ConfigOptions& options) {
     return kExitBadUsageOrConfig;
   }
 
+  // Crash accounting: blames what a crashed previous run left in its handlers, then journals
+  // this run's. Never fatal (off with a warning when it cannot run).
+  const std::unique_ptr<runtime::CrashWatch> crash_watch =
+      runtime::CrashWatch::start(*config, metrics);
+  host.set_crash_watch(crash_watch.get());
+
   // Outbox relays ([[outbox]]) and idempotent workers' stores; stopped once the host stopped.
   outbox::OutboxServices outbox_services(*config, metrics, health);
   outbox_services.attach_inbox_stores(host);
@@ -81,10 +91,15 @@ int run_command(const ConfigOptions& options) {
     // Before the transport that /readyz asks about goes away.
     if (metrics_server)
       metrics_server->stop();
-  } catch (const runtime::TransportError& error) {
+  } catch (const transport::TransportError& error) {
     observability::log_error(std::string("cannot run: ") + error.what());
+    if (crash_watch)
+      crash_watch->stop();  // an exit, not a crash
     return kExitRuntimeFailure;
   }
+  // Stopped, not crashed: whatever is still in a handler now is no crash suspect.
+  if (crash_watch)
+    crash_watch->stop();
   if (!all_settled) {
     // Handlers are still running plugin code: destroying their objects under them would crash.
     observability::flush_logs();

@@ -1,5 +1,6 @@
 // `warren topology apply -c FILE [--dry-run]`: declares the config's exchanges, queues,
-// bindings and retry delay levels, idempotently, and reports a conflict with what exists.
+// bindings and retry delay levels, idempotently, and reports a conflict with what exists; on the
+// SQLite queue, creates the database file and its schema.
 #include <iostream>
 
 #include "broker/amqp_connection.h"
@@ -8,13 +9,46 @@
 #include "broker/topology.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "queue/sqlite_connection.h"
+#include "queue/sqlite_schema.h"
 
 namespace warren::cli {
+namespace {
+
+// The SQLite queue: its file and schema; exchanges, queues and bindings live in the config and
+// route in-process, so there is nothing else to declare.
+int apply_sqlite_schema(const config::Config& config, bool dry_run) {
+  const auto& path = config.broker.sqlite.path;
+  if (dry_run) {
+    std::cout << "would create, where missing, the queue database " << path << " (schema version "
+              << queue::kSqliteQueueSchemaVersion << ": warren_queue, warren_outbox)\n";
+    return kExitOk;
+  }
+  try {
+    queue::SqliteOpenOptions open;
+    open.path = path;
+    queue::SqliteConnection connection(open);
+    queue::ensure_sqlite_schema(connection);
+  } catch (const queue::SqliteError& error) {
+    std::cerr << error.what() << "\n";
+    return kExitRuntimeFailure;
+  }
+  std::cout << "queue database " << path << " ready (schema version "
+            << queue::kSqliteQueueSchemaVersion << "); queues:";
+  for (const auto& queue : config.queues)
+    std::cout << " " << queue.name;
+  std::cout << "\n";
+  return kExitOk;
+}
+
+}  // namespace
 
 int topology_apply_command(const ConfigOptions& options, bool dry_run) {
   const auto config = load_config_for_cli(options);
   if (!config)
     return kExitBadUsageOrConfig;
+  if (config->broker.transport == config::BrokerConfig::Transport::sqlite)
+    return apply_sqlite_schema(*config, dry_run);
   const broker::TopologyDeclarer declarer(*config);
   if (dry_run) {
     std::cout << "would declare:\n";

@@ -6,12 +6,12 @@
 #include "config/config.h"
 #include "observability/health.h"
 #include "observability/metrics.h"
-#include "runtime/transport.h"
+#include "transport/transport.h"
 
 namespace warren::cli {
 
-std::unique_ptr<runtime::Transport> make_transport(const config::Config& config,
-                                                   observability::Metrics& metrics,
-                                                   observability::Health& health);
+std::unique_ptr<transport::Transport> make_transport(const config::Config& config,
+                                                     observability::Metrics& metrics,
+                                                     observability::Health& health);
 
 }  // namespace warren::cli

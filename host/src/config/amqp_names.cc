@@ -18,6 +18,23 @@ void check_declarable_name(TableReader& reader, std::string_view key, const std:
   }
 }
 
+void check_consumable_name(TableReader& reader, std::string_view key, const std::string& name,
+                           const QueueConfig* queue_config) {
+  if (name.size() <= kMaxConsumedQueueNameBytes ||
+      (queue_config != nullptr && queue_config->server_named)) {
+    return;
+  }
+  std::string message = "a queue a worker consumes must be at most ";
+  message += std::to_string(kMaxConsumedQueueNameBytes);
+  message += " bytes long, got ";
+  message += std::to_string(name.size());
+  message +=
+      " bytes: its name ends the routing key of every retry delay level (56 bytes of delay bits "
+      "before it), and RabbitMQ refuses keys over 255 bytes, so the queue could never be bound "
+      "to warren.delay.delivery";
+  reader.report(key, message);
+}
+
 void check_exchange_reference(TableReader& reader, std::string_view key, const std::string& name,
                               const Config& config) {
   if (is_predeclared_exchange(name) || config.find_exchange(name) != nullptr) {

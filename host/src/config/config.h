@@ -31,6 +31,9 @@ struct HostConfig {
   std::string name;                  // default: the machine's hostname
   std::filesystem::path plugin_dir;  // absolute; default /usr/lib/warren/plugins
   Duration shutdown_timeout = std::chrono::seconds(30);
+  // Where the host keeps its crash journal and crash ledger (runtime/crash_watch.h). Default:
+  // systemd's $STATE_DIRECTORY when set, else /var/lib/warren. Never created by the host.
+  std::filesystem::path state_dir;
 };
 
 struct LogConfig {
@@ -53,8 +56,19 @@ struct TlsConfig {
   std::filesystem::path key_file;
 };
 
+// [broker.sqlite]: the broker-less table queue in one SQLite file.
+struct SqliteQueueConfig {
+  std::filesystem::path path;  // absolute; created when missing
+  // FULL: a commit survives a power loss. NORMAL: faster; the last commits can be lost on power
+  // loss (never on a crash of the process).
+  bool synchronous_full = true;
+  Duration poll_interval = std::chrono::milliseconds(200);  // for other processes' inserts
+  Duration lease = std::chrono::minutes(5);                 // a claimed row's lease
+  Duration retention = std::chrono::hours(1);               // done rows are kept this long
+};
+
 struct BrokerConfig {
-  enum class Transport { rabbitmq, memory };
+  enum class Transport { rabbitmq, memory, sqlite };
   Transport transport = Transport::rabbitmq;
   // Tried in turn for failover; from `uri` or `hosts`. amqp:// or amqps://.
   // The loader takes any password out of them (it is in `password`): they are safe to log.
@@ -72,6 +86,7 @@ struct BrokerConfig {
   // Short enough that consumers are back within seconds of a broker restart.
   Duration reconnect_max = std::chrono::seconds(10);
   TlsConfig tls;
+  SqliteQueueConfig sqlite;
 };
 
 enum class ExchangeType { direct, fanout, topic, headers };
@@ -141,11 +156,18 @@ struct WorkerConfig {
   std::string dead_letter_exchange;             // default: the queue's dead_letter_exchange
   std::string dead_letter_queue;  // declared and bound to the dead-letter exchange when set
   std::optional<IdempotencyConfig> idempotency;
+  // A message that was inside this worker's handler when the host died this many times is
+  // dead-lettered instead of run again (crash accounting, runtime/crash_watch.h).
+  int max_crashes = 3;
   SourceLocation where;
 };
 
 struct OutboxConfig {
+  // postgres: a relay from a PostgreSQL table to RabbitMQ. sqlite: the warren_outbox table of the
+  // SQLite queue's own file, routed into the queue in one transaction (transport = "sqlite").
+  enum class Store { postgres, sqlite };
   std::string name;
+  Store store = Store::postgres;
   std::string dsn;       // from dsn or dsn_file
   std::string exchange;  // default exchange for rows that name none
   int batch = 100;
@@ -153,6 +175,8 @@ struct OutboxConfig {
   int max_attempts = 10;
   Duration backoff_initial = std::chrono::seconds(1);
   Duration backoff_max = std::chrono::minutes(5);
+  // Sent rows older than this are deleted by the relay (in chunks), so the table stays bounded.
+  Duration retention = std::chrono::hours(24 * 7);
   SourceLocation where;
 };
 

@@ -7,6 +7,7 @@
 #include <toml++/toml.h>
 
 #include "config/config_files.h"
+#include "config/crash_limit_warnings.h"
 #include "config/loader_sections.h"
 
 namespace warren::config {
@@ -19,6 +20,7 @@ const char* lookup_process_environment(const char* name) {
 Config parse_document(std::string_view toml_text, const std::string& source_name,
                       const LoadOptions& options, const std::filesystem::path& base_dir) {
   ProblemList problems(source_name);
+  problems.collect_accepted_keys(options.accepted_keys);
   toml::table document;
   try {
     document = toml::parse(toml_text, std::string_view(source_name));
@@ -29,7 +31,8 @@ Config parse_document(std::string_view toml_text, const std::string& source_name
 
   const LoadContext context{
       problems, base_dir,
-      options.environment ? options.environment : EnvironmentLookup(&lookup_process_environment)};
+      options.environment ? options.environment : EnvironmentLookup(&lookup_process_environment),
+      options.metrics_ipv6};
   Config config;
   config.file = source_name;
   TableReader root(document, "", problems);
@@ -75,6 +78,8 @@ std::vector<std::string> config_warnings(const Config& config) {
         ": broker: a broker URI holds a password, readable by anyone who can read this file; "
         "move it to broker.password_file or the WARREN_BROKER_PASSWORD environment variable");
   }
+  for (std::string& warning : crash_limit_warnings(config))
+    warnings.push_back(std::move(warning));
   return warnings;
 }
 

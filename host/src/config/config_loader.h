@@ -8,6 +8,7 @@
 
 #include "config/config.h"
 #include "config/config_error.h"
+#include "config/problem_list.h"
 
 namespace warren::config {
 
@@ -16,6 +17,15 @@ using EnvironmentLookup = std::function<const char*(const char*)>;
 
 struct LoadOptions {
   EnvironmentLookup environment;  // default: std::getenv
+  // When set, receives every key each table of the file accepts (tables by their path without
+  // array indexes: "workers.retry"; the top level is ""), whether or not the file sets it: what
+  // tests hold docs/configuration.md against, so the reference cannot miss a key.
+  AcceptedKeys* accepted_keys = nullptr;
+  // Whether the metrics endpoint can listen on IPv6. The loader links no HTTP server, so the
+  // caller says (the CLI: observability::MetricsServer::supports_ipv6()); when false, an IPv6
+  // [metrics] listen is refused at load, where `warren check` shows it, not at `warren run`'s
+  // start.
+  bool metrics_ipv6 = true;
 };
 
 // Loads and validates `file`. Throws ConfigError listing every problem found.

@@ -1,11 +1,15 @@
 // Loading of [broker]: transport, URIs, credentials, timeouts and TLS files. The password is
 // resolved here, once: WARREN_BROKER_PASSWORD, else password_file, else the URI's own.
 #include <chrono>
+#include <string_view>
+#include <variant>
 
 #include "config/amqp_uri.h"
 #include "config/config_files.h"
 #include "config/duration.h"
+#include "config/env_expansion.h"
 #include "config/loader_sections.h"
+#include "config/rabbitmq_only_keys.h"
 
 namespace warren::config {
 namespace {
@@ -136,6 +140,32 @@ void resolve_password(TableReader& table, const LoadContext& context, BrokerConf
   }
 }
 
+// [broker.sqlite]. `path` takes ${VAR:-default} (the state directory differs per machine) and
+// resolves against the config file's directory.
+void read_sqlite(TableReader& table, const LoadContext& context, SqliteQueueConfig& sqlite) {
+  std::string path;
+  if (table.require("path", "the queue database file, created when missing") &&
+      table.read_non_empty_string("path", path)) {
+    auto expanded =
+        expand_environment(path, [&](const char* name) { return context.environment(name); });
+    if (const auto* error = std::get_if<ExpansionError>(&expanded)) {
+      table.report("path", error->message);
+    } else {
+      sqlite.path = context.resolve(std::get<std::string>(expanded));
+    }
+  }
+  std::string synchronous = "full";
+  if (table.read_one_of("synchronous", synchronous, {"full", "normal"}))
+    sqlite.synchronous_full = synchronous == "full";
+  table.read_duration("poll_interval", sqlite.poll_interval, Duration(1));
+  if (table.read_duration("lease", sqlite.lease, Duration(1)) &&
+      sqlite.lease < std::chrono::seconds(1)) {
+    table.report("lease", "must be at least 1s (the heartbeat extends it every lease / 3), got " +
+                              in_quotes(format_duration(sqlite.lease)));
+  }
+  table.read_duration("retention", sqlite.retention);
+}
+
 }  // namespace
 
 void load_broker_section(TableReader& root, const LoadContext& context, Config& config) {
@@ -145,7 +175,29 @@ void load_broker_section(TableReader& root, const LoadContext& context, Config& 
         table.find("transport") == nullptr ||
         table.read_enum<BrokerConfig::Transport>("transport", broker.transport,
                                                  {{"rabbitmq", BrokerConfig::Transport::rabbitmq},
-                                                  {"memory", BrokerConfig::Transport::memory}});
+                                                  {"memory", BrokerConfig::Transport::memory},
+                                                  {"sqlite", BrokerConfig::Transport::sqlite}});
+    const bool sqlite = transport_valid && broker.transport == BrokerConfig::Transport::sqlite;
+    if (sqlite) {
+      refuse_rabbitmq_only_keys(
+          table,
+          {"uri", "hosts", "vhost", "user", "password_file", "heartbeat", "connect_timeout",
+           "reconnect_initial", "reconnect_max", "ca_file", "cert_file", "key_file"},
+          broker);
+      if (!read_sub_table(table, "sqlite",
+                          [&](TableReader& sub) { read_sqlite(sub, context, broker.sqlite); }) &&
+          table.find("sqlite") == nullptr) {
+        table.report("sqlite",
+                     "missing [broker.sqlite] section: transport = \"sqlite\" needs at least "
+                     "path = \"/var/lib/warren/queue.db\"");
+      }
+      // How long a publish waits for the database's write lock (SQLite's busy timeout).
+      table.read_duration("publish_timeout", broker.publish_timeout, Duration(1));
+      return;
+    }
+    if (table.find("sqlite") != nullptr) {
+      table.report("sqlite", "is used only with transport = \"sqlite\"");
+    }
     UriPasswords found;
     read_uris(table, transport_valid && broker.transport == BrokerConfig::Transport::rabbitmq,
               broker, found);

@@ -1,6 +1,7 @@
 // Loading of [[exchanges]]: the exchanges the host declares at each connect.
 #include "config/amqp_names.h"
 #include "config/loader_sections.h"
+#include "config/rabbitmq_only_keys.h"
 #include "config/scalar_tables.h"
 
 namespace warren::config {
@@ -24,9 +25,13 @@ void load_exchanges(TableReader& root, const LoadContext& context, Config& confi
                                          {"topic", ExchangeType::topic},
                                          {"headers", ExchangeType::headers}});
         }
-        entry.read_bool("durable", exchange.durable);
-        entry.read_bool("auto_delete", exchange.auto_delete);
-        read_arguments(entry, "arguments", exchange.arguments);
+        if (is_table_queue(config.broker)) {
+          refuse_rabbitmq_only_keys(entry, {"durable", "auto_delete", "arguments"}, config.broker);
+        } else {
+          entry.read_bool("durable", exchange.durable);
+          entry.read_bool("auto_delete", exchange.auto_delete);
+          read_arguments(entry, "arguments", exchange.arguments);
+        }
         config.exchanges.push_back(std::move(exchange));
       });
 }

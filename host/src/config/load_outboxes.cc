@@ -52,6 +52,27 @@ void check_shared_database(TableReader& entry, const OutboxConfig& outbox, const
   }
 }
 
+// store = "sqlite": the table is in the queue's own file, and routing it is one transaction that
+// cannot fail half-way, so there is no dsn, no attempts and no backoff to set.
+void read_sqlite_store_keys(TableReader& entry, const Config& config) {
+  if (config.broker.transport != BrokerConfig::Transport::sqlite) {
+    entry.report("store",
+                 "store = \"sqlite\" relays the warren_outbox table of the SQLite queue's own "
+                 "file: it needs [broker] transport = \"sqlite\"");
+  }
+  for (const std::string_view key : {"dsn", "dsn_file"}) {
+    if (entry.find(key) != nullptr)
+      entry.report(key, "store = \"sqlite\" uses the queue's own file ([broker.sqlite] path)");
+  }
+  for (const std::string_view key : {"max_attempts", "backoff"}) {
+    if (entry.find(key) != nullptr) {
+      entry.report(key,
+                   "store = \"sqlite\" routes a row into the queue in the transaction that marks "
+                   "it sent: nothing is retried (a row that cannot be routed is dead at once)");
+    }
+  }
+}
+
 }  // namespace
 
 void load_outboxes(TableReader& root, const LoadContext& context, Config& config) {
@@ -68,15 +89,23 @@ void load_outboxes(TableReader& root, const LoadContext& context, Config& config
             }
           }
         }
-        read_dsn(entry, context, outbox);
+        entry.read_enum<OutboxConfig::Store>(
+            "store", outbox.store,
+            {{"postgres", OutboxConfig::Store::postgres}, {"sqlite", OutboxConfig::Store::sqlite}});
         if (entry.read_string("exchange", outbox.exchange)) {
           check_exchange_reference(entry, "exchange", outbox.exchange, config);
         }
-        check_shared_database(entry, outbox, config);
         entry.read_integer("batch", outbox.batch, 1, 10000);
         entry.read_duration("poll_interval", outbox.poll_interval, Duration(1));
-        entry.read_integer("max_attempts", outbox.max_attempts, 1, INT32_MAX);
-        read_backoff(entry, outbox);
+        entry.read_duration("retention", outbox.retention, std::chrono::seconds(1));
+        if (outbox.store == OutboxConfig::Store::sqlite) {
+          read_sqlite_store_keys(entry, config);
+        } else {
+          read_dsn(entry, context, outbox);
+          check_shared_database(entry, outbox, config);
+          entry.read_integer("max_attempts", outbox.max_attempts, 1, INT32_MAX);
+          read_backoff(entry, outbox);
+        }
         config.outboxes.push_back(std::move(outbox));
       });
 }

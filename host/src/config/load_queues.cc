@@ -7,6 +7,7 @@
 
 #include "config/amqp_names.h"
 #include "config/loader_sections.h"
+#include "config/rabbitmq_only_keys.h"
 #include "config/scalar_tables.h"
 
 namespace warren::config {
@@ -61,7 +62,7 @@ void read_bindings(TableReader& entry, const Config& config, QueueConfig& queue)
       });
 }
 
-void read_queue_keys(TableReader& entry, const Config& config, QueueConfig& queue) {
+void read_queue_name(TableReader& entry, const Config& config, QueueConfig& queue) {
   if (entry.require("name") && entry.read_non_empty_string("name", queue.name)) {
     check_declarable_name(entry, "name", queue.name);
     if (const QueueConfig* first = config.find_queue(queue.name)) {
@@ -69,6 +70,25 @@ void read_queue_keys(TableReader& entry, const Config& config, QueueConfig& queu
                                "; first declared at " + to_string(first->where));
     }
   }
+}
+
+// A queue in a table (transport = "sqlite"): a name and bindings. Rows that fail for good are
+// `dead` in the same table (the dead-letter queue of the seed's system).
+void read_table_queue_keys(TableReader& entry, const Config& config, QueueConfig& queue) {
+  read_queue_name(entry, config, queue);
+  read_bindings(entry, config, queue);
+  refuse_rabbitmq_only_keys(entry,
+                            {"type", "durable", "exclusive", "auto_delete", "server_named",
+                             "delivery_limit", "dead_letter_strategy", "message_ttl", "max_length",
+                             "overflow", "allow_message_loss", "arguments"},
+                            config.broker);
+  refuse_rabbitmq_only_keys(
+      entry, {"dead_letter_exchange", "dead_letter_routing_key"}, config.broker,
+      "a row that fails for good is `dead` in its own table, where `warren dlq` finds it");
+}
+
+void read_queue_keys(TableReader& entry, const Config& config, QueueConfig& queue) {
+  read_queue_name(entry, config, queue);
   entry.read_enum<QueueType>("type", queue.type,
                              {{"classic", QueueType::classic}, {"quorum", QueueType::quorum}});
   entry.read_bool("durable", queue.durable);
@@ -149,8 +169,12 @@ void load_queues(TableReader& root, const LoadContext& context, Config& config) 
                        [&](TableReader& entry) {
                          QueueConfig queue;
                          queue.where = context.problems.locate(entry.source());
-                         read_queue_keys(entry, config, queue);
-                         check_queue_rules(entry, queue);
+                         if (is_table_queue(config.broker)) {
+                           read_table_queue_keys(entry, config, queue);
+                         } else {
+                           read_queue_keys(entry, config, queue);
+                           check_queue_rules(entry, queue);
+                         }
                          config.queues.push_back(std::move(queue));
                        });
 }

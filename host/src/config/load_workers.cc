@@ -7,6 +7,7 @@
 #include "config/config_files.h"
 #include "config/duration.h"
 #include "config/loader_sections.h"
+#include "config/rabbitmq_only_keys.h"
 #include "config/scalar_tables.h"
 
 namespace warren::config {
@@ -92,7 +93,21 @@ void read_worker_keys(TableReader& entry, const LoadContext& context, const Conf
                      std::to_string(worker.concurrency));
   }
   read_retry(entry, worker.retry);
+  entry.read_integer("max_crashes", worker.max_crashes, 1, 1000);
   read_settings(entry, "settings", worker.settings);
+  if (is_table_queue(config.broker)) {
+    refuse_rabbitmq_only_keys(
+        entry, {"dead_letter_exchange", "dead_letter_queue"}, config.broker,
+        "a message that fails for good is a `dead` row of its queue, where `warren dlq` finds it");
+    if (!worker.queue.empty() && config.find_queue(worker.queue) == nullptr) {
+      entry.report("queue", "queue " + in_quotes(worker.queue) +
+                                " is not a [[queues]] entry: with transport = \"" +
+                                std::string(transport_name(config.broker.transport)) +
+                                "\" every queue is declared in this file");
+    }
+    read_idempotency(entry, context, worker);
+    return;
+  }
   if (entry.read_string("dead_letter_exchange", worker.dead_letter_exchange) &&
       !worker.dead_letter_exchange.empty()) {
     check_exchange_reference(entry, "dead_letter_exchange", worker.dead_letter_exchange, config);
@@ -108,6 +123,9 @@ void read_worker_keys(TableReader& entry, const LoadContext& context, const Conf
                    "this worker or on queue " +
                        in_quotes(worker.queue));
     }
+  }
+  if (!worker.queue.empty()) {
+    check_consumable_name(entry, "queue", worker.queue, config.find_queue(worker.queue));
   }
   read_idempotency(entry, context, worker);
 }

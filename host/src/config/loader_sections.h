@@ -17,6 +17,7 @@ struct LoadContext {
   ProblemList& problems;
   std::filesystem::path base_dir;  // relative file paths resolve against it; empty: as given
   EnvironmentLookup environment;   // never empty
+  bool metrics_ipv6 = true;        // LoadOptions::metrics_ipv6
 
   std::filesystem::path resolve(const std::filesystem::path& file) const {
     return file.is_relative() && !base_dir.empty() ? base_dir / file : file;

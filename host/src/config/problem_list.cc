@@ -36,4 +36,21 @@ std::string to_string(const SourceLocation& where) {
   return where.file + ':' + std::to_string(where.line) + ':' + std::to_string(where.column);
 }
 
+void ProblemList::accepted(std::string_view table_path,
+                           const std::set<std::string, std::less<>>& keys) {
+  if (accepted_keys_ == nullptr)
+    return;
+  std::string table;  // "workers[0].retry" -> "workers.retry"
+  for (std::size_t i = 0; i < table_path.size(); ++i) {
+    if (table_path[i] == '[') {
+      i = table_path.find(']', i);
+      if (i == std::string_view::npos)
+        break;
+      continue;
+    }
+    table.push_back(table_path[i]);
+  }
+  (*accepted_keys_)[table].insert(keys.begin(), keys.end());
+}
+
 }  // namespace warren::config

@@ -2,7 +2,10 @@
 // all at once (sorted by position) instead of stopping at the first.
 #pragma once
 
+#include <map>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <toml++/toml.h>
@@ -11,6 +14,9 @@
 #include "config/config_error.h"
 
 namespace warren::config {
+
+// The keys each table accepts, by table path without array indexes ("queues.bindings").
+using AcceptedKeys = std::map<std::string, std::set<std::string>>;
 
 class ProblemList {
  public:
@@ -28,9 +34,15 @@ class ProblemList {
   // In file order: unlocated problems first, then by line and column.
   std::vector<ConfigProblem> sorted() const;
 
+  // Every TableReader of the walk passes through here, so this is where the keys each table
+  // accepts are collected when someone asked for them (LoadOptions::accepted_keys).
+  void collect_accepted_keys(AcceptedKeys* into) { accepted_keys_ = into; }
+  void accepted(std::string_view table_path, const std::set<std::string, std::less<>>& keys);
+
  private:
   std::string file_;
   std::vector<ConfigProblem> problems_;
+  AcceptedKeys* accepted_keys_ = nullptr;
 };
 
 // "test.toml:3:1", to point from one problem at another place (e.g. a first declaration).

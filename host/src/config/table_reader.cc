@@ -327,6 +327,7 @@ void TableReader::report(std::string_view key, std::string message) {
 }
 
 void TableReader::report_unknown_keys() {
+  problems_.accepted(path_, known_keys_);
   std::string allowed;
   for (const std::string& known : known_keys_) {
     allowed += allowed.empty() ? "" : ", ";

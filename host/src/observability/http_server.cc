@@ -24,6 +24,10 @@
 namespace warren::observability {
 namespace {
 
+// See http_server.h: enough threads and a short request timeout that slow clients cannot starve
+// the probes for long.
+constexpr int kMaxThreads = 32;
+constexpr const char* kRequestTimeoutMs = "3000";
 constexpr const char* kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
 constexpr const char* kTextContentType = "text/plain; charset=utf-8";
 constexpr const char* kAllowedMethods = "GET, HEAD";
@@ -109,13 +113,13 @@ void MetricsServer::start() {
   initialize_civetweb_once();
 
   const std::string listening_ports = address.to_string();
-  const std::string threads = std::to_string(std::clamp(options_.threads, 1, 4));
+  const std::string threads = std::to_string(std::clamp(options_.threads, 1, kMaxThreads));
   const char* civetweb_options[] = {"listening_ports",
                                     listening_ports.c_str(),
                                     "num_threads",
                                     threads.c_str(),
                                     "request_timeout_ms",
-                                    "10000",
+                                    kRequestTimeoutMs,
                                     "enable_keep_alive",
                                     "no",
                                     nullptr};

@@ -12,8 +12,14 @@
 // network in clear text, so listen on loopback or a private network (or behind a TLS proxy);
 // a non-loopback address logs a warning at start.
 //
-// Debian's civetweb 1.15 is built without IPv6: "[::1]:9464" is refused at start with that reason
-// (supports_ipv6() tells). Two worker threads by default: scrapes and probes are rare and cheap.
+// Debian's civetweb 1.15 is built without IPv6: "[::1]:9464" is refused at config load (the CLI
+// passes supports_ipv6() to the loader, so `warren check` says so) and again here at start.
+//
+// civetweb serves one connection per worker thread, and a client that sends its request slowly
+// (or never) holds its thread until the request timeout. Eight threads by default and a 3 s
+// timeout keep /healthz answering within the kubelet's 1 s probe timeout beside a few slow
+// clients (issue 19, defect 7: with two threads and 10 s, two slow clients starved the liveness
+// probe and got a healthy host killed).
 #pragma once
 
 #include <cstdint>
@@ -42,7 +48,7 @@ struct MetricsServerOptions {
   std::string listen = "127.0.0.1:9464";  // host:port; port 0 picks a free port
   std::string user;                       // empty: /metrics is open
   std::string password;
-  int threads = 2;  // civetweb worker threads, 1 to 4
+  int threads = 8;  // civetweb worker threads, 1 to 32
 };
 
 class MetricsServer {

@@ -4,33 +4,9 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "observability/utf8.h"
+
 namespace warren::observability {
-namespace {
-
-// Length of the valid UTF-8 sequence starting at s[i], or 0 when invalid.
-std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char lead = byte(i);
-  std::size_t length = 0;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-  } else {
-    return 0;
-  }
-  if (i + length > s.size())
-    return 0;
-  for (std::size_t k = 1; k < length; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80)
-      return 0;
-  }
-  return length;
-}
-
-}  // namespace
 
 void append_json_string(std::string& out, std::string_view text) {
   out.push_back('"');
@@ -54,7 +30,7 @@ void append_json_string(std::string& out, std::string_view text) {
           out += "\\t";
           break;
         default:
-          if (c < 0x20) {
+          if (c < 0x20 || c == 0x7f) {  // DEL too: JSON lines are also read on terminals
             char buffer[8];
             std::snprintf(buffer, sizeof(buffer), "\\u%04x", c);
             out += buffer;
@@ -69,6 +45,12 @@ void append_json_string(std::string& out, std::string_view text) {
     if (length == 0) {
       out += "\xEF\xBF\xBD";
       ++i;
+    } else if (c == 0xC2 && static_cast<unsigned char>(text[i + 1]) <= 0x9F) {
+      // A C1 control (U+0080..U+009F; U+009B is a one-character CSI): escaped like C0.
+      char buffer[8];
+      std::snprintf(buffer, sizeof(buffer), "\\u%04x", static_cast<unsigned char>(text[i + 1]));
+      out += buffer;
+      i += length;
     } else {
       out.append(text.substr(i, length));
       i += length;

@@ -13,7 +13,9 @@
 #include <string>
 
 #include "observability/json_escape.h"
+#include "observability/periodic_task.h"
 #include "observability/rate_limiter.h"
+#include "observability/terminal_escape.h"
 #include "observability/timestamp.h"
 
 namespace warren::observability {
@@ -41,24 +43,6 @@ spdlog::level::level_enum to_spdlog(LogLevel level) {
   return spdlog::level::info;
 }
 
-const char* level_name(LogLevel level) {
-  switch (level) {
-    case LogLevel::trace:
-      return "trace";
-    case LogLevel::debug:
-      return "debug";
-    case LogLevel::info:
-      return "info";
-    case LogLevel::warn:
-      return "warn";
-    case LogLevel::error:
-      return "error";
-    case LogLevel::critical:
-      return "critical";
-  }
-  return "info";
-}
-
 std::shared_ptr<spdlog::logger> make_logger() {
   auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
   auto logger = std::make_shared<spdlog::logger>("warren", sink);
@@ -73,14 +57,16 @@ spdlog::logger& logger() {
   return *instance;
 }
 
+// Message ids, trace ids and texts (reasons, what a plugin logs) come from message content:
+// escaped, so that a text line stays one line and sends nothing to the terminal tailing it.
 std::string render_text(const LogFields& fields, std::string_view text) {
   std::string line;
   if (!fields.worker.empty()) {
     line += "[";
-    line += fields.worker;
+    append_terminal_safe(line, fields.worker);
     if (!fields.message_id.empty()) {
       line += " msg=";
-      line += fields.message_id;
+      append_terminal_safe(line, fields.message_id);
     }
     if (fields.attempt != 0) {
       line += " attempt=";
@@ -88,11 +74,11 @@ std::string render_text(const LogFields& fields, std::string_view text) {
     }
     if (!fields.trace_id.empty()) {
       line += " trace=";
-      line += fields.trace_id;
+      append_terminal_safe(line, fields.trace_id);
     }
     line += "] ";
   }
-  line += text;
+  append_terminal_safe(line, text);
   return line;
 }
 
@@ -102,6 +88,30 @@ void write(LogLevel level, const LogFields& fields, std::string_view text) {
   } else {
     logger().log(to_spdlog(level), "{}", render_text(fields, text));
   }
+}
+
+void write_suppressed(std::string_view worker, std::uint64_t count) {
+  write(LogLevel::warn, LogFields::for_worker(worker),
+        "suppressed " + std::to_string(count) +
+            " error messages (rate limit: 20 at once, then 5 a second)");
+}
+
+// Reports what the limiter refused since the last report, for a flood that stopped: without it,
+// the count would wait for the next error of that worker, which may never come.
+void report_suppressed() noexcept {
+  try {
+    for (const auto& [worker, count] : g_error_limiter.take_suppressed())
+      write_suppressed(worker, count);
+  } catch (...) {
+    // Logging must never take the host down.
+  }
+}
+
+// Started by the first refused error, so that processes without a flood (the CLI verbs) run no
+// extra thread. A function-local static built after logger() and g_error_limiter, so destroyed
+// (stopped and joined) at exit before them.
+void start_suppression_reports() {
+  static PeriodicTask reporter(std::chrono::seconds(1), &report_suppressed);
 }
 
 }  // namespace
@@ -121,8 +131,8 @@ bool log_enabled(LogLevel level) noexcept {
 }
 
 std::string render_json_line(LogLevel level, const LogFields& fields, std::string_view text) {
-  std::string line = "{\"time\":\"" + utc_now_rfc3339() + "\",\"level\":\"" + level_name(level) +
-                     "\",\"message\":";
+  std::string line = "{\"time\":\"" + utc_now_rfc3339() + "\",\"level\":\"" +
+                     std::string(to_string(level)) + "\",\"message\":";
   append_json_string(line, text);
   if (!fields.worker.empty()) {
     line += ",\"worker\":";
@@ -148,13 +158,12 @@ void log(LogLevel level, const LogFields& fields, std::string_view text) noexcep
       return;
     if (level >= LogLevel::error) {
       const auto decision = g_error_limiter.admit(std::string(fields.worker));
-      if (!decision.allowed)
+      if (!decision.allowed) {
+        start_suppression_reports();
         return;
-      if (decision.suppressed_before > 0) {
-        write(LogLevel::warn, LogFields{fields.worker, {}, 0, {}},
-              "suppressed " + std::to_string(decision.suppressed_before) +
-                  " error messages (rate limit: 20 at once, then 5 a second)");
       }
+      if (decision.suppressed_before > 0)
+        write_suppressed(fields.worker, decision.suppressed_before);
     }
     write(level, fields, text);
   } catch (...) {

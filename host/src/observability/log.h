@@ -7,9 +7,13 @@
 #include <string>
 #include <string_view>
 
+#include "warren/log_level.h"
+
 namespace warren::observability {
 
-enum class LogLevel { trace, debug, info, warn, error, critical };
+// Warren's one severity scale (warren/log_level.h), shared with the plugin contexts and the
+// test harness.
+using LogLevel = ::warren::LogLevel;
 
 enum class LogFormat { text, json };
 
@@ -29,8 +33,9 @@ void configure_logging(std::string_view level, LogFormat format);
 bool log_enabled(LogLevel level) noexcept;
 
 // Never throws. Errors and criticals with the same worker are rate-limited: beyond a burst of
-// 20, 5 a second; the refused ones are counted, and the next error let through is preceded by a
-// "suppressed N error messages" warning (none follows if no error comes after the flood).
+// 20, 5 a second; the refused ones are counted and reported in a "suppressed N error messages"
+// warning, before the next error let through or within a second, whichever comes first (so a
+// flood that stops is reported too).
 void log(LogLevel level, const LogFields& fields, std::string_view text) noexcept;
 
 inline void log_info(std::string_view text) noexcept {

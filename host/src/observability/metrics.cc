@@ -2,45 +2,38 @@
 // change them only with the dashboards and alert rules in packaging/.
 #include "observability/metrics.h"
 
-#include <prometheus/check_names.h>
 #include <prometheus/text_serializer.h>
 
+#include <type_traits>
+#include <utility>
+
+#include "warren/host_abi/metric_rules.h"
 #include "warren_version.h"
 
 namespace warren::observability {
 namespace {
 
-template <class T>
-T* alternative(
-    const std::variant<prometheus::Counter*, prometheus::Gauge*, prometheus::Histogram*>& v) {
-  auto* const* p = std::get_if<T*>(&v);
-  return p == nullptr ? nullptr : *p;
-}
+// A plugin metric in the registry: the host's implementation of the ABI's metric handle.
+template <class Metric>
+class RegistryPluginMetric final : public host_abi::PluginMetric {
+ public:
+  RegistryPluginMetric(MetricType type, Metric& metric) : PluginMetric(type), metric_(metric) {}
 
-const char* type_name(PluginMetricType type) {
-  switch (type) {
-    case PluginMetricType::counter:
-      return "counter";
-    case PluginMetricType::gauge:
-      return "gauge";
-    case PluginMetricType::histogram:
-      return "histogram";
+ private:
+  void apply(double value) noexcept override {
+    if constexpr (std::is_same_v<Metric, prometheus::Counter>) {
+      metric_.Increment(value);
+    } else if constexpr (std::is_same_v<Metric, prometheus::Gauge>) {
+      metric_.Set(value);
+    } else {
+      metric_.Observe(value);
+    }
   }
-  return "?";
-}
+
+  Metric& metric_;
+};
 
 }  // namespace
-
-void PluginMetric::record(double value) noexcept {
-  if (auto* counter = alternative<prometheus::Counter>(metric_)) {
-    if (value >= 0)
-      counter->Increment(value);
-  } else if (auto* gauge = alternative<prometheus::Gauge>(metric_)) {
-    gauge->Set(value);
-  } else if (auto* histogram = alternative<prometheus::Histogram>(metric_)) {
-    histogram->Observe(value);
-  }
-}
 
 const prometheus::Histogram::BucketBoundaries& Metrics::duration_buckets() {
   static const prometheus::Histogram::BucketBoundaries buckets{
@@ -49,7 +42,9 @@ const prometheus::Histogram::BucketBoundaries& Metrics::duration_buckets() {
   return buckets;
 }
 
-Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
+Metrics::Metrics(std::set<std::string, std::less<>> labelled_exchanges)
+    : registry_(std::make_shared<prometheus::Registry>()),
+      labelled_exchanges_(std::move(labelled_exchanges)) {
   auto& r = *registry_;
   received_ = &prometheus::BuildCounter()
                    .Name("warren_messages_received_total")
@@ -77,12 +72,23 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                      .Register(r);
   published_ = &prometheus::BuildCounter()
                     .Name("warren_published_total")
-                    .Help("Publishes by result (confirmed|nacked|returned|timeout)")
+                    .Help(
+                        "Publishes by exchange (configured ones by name, the rest \"other\") "
+                        "and result (confirmed|nacked|returned|timeout)")
                     .Register(r);
   plugin_info_ = &prometheus::BuildGauge()
                       .Name("warren_plugin_info")
                       .Help("The plugin each worker runs (always 1)")
                       .Register(r);
+  crash_suspects_ =
+      &prometheus::BuildCounter()
+           .Name("warren_host_crash_suspects_total")
+           .Help("Messages found inside a handler when the host died (counted at the next start)")
+           .Register(r);
+  dead_lettered_ = &prometheus::BuildCounter()
+                        .Name("warren_messages_dead_lettered_total")
+                        .Help("Messages dead-lettered by the host, by reason (crash)")
+                        .Register(r);
   outbox_pending_ = &prometheus::BuildGauge()
                          .Name("warren_outbox_pending")
                          .Help("Outbox rows waiting to be relayed")
@@ -99,6 +105,14 @@ Metrics::Metrics() : registry_(std::make_shared<prometheus::Registry>()) {
                      .Name("warren_outbox_lag_seconds")
                      .Help("Age of the oldest pending outbox row")
                      .Register(r);
+  queue_depth_ = &prometheus::BuildGauge()
+                      .Name("warren_queue_depth")
+                      .Help("Rows of a table queue by status (pending, running, done, dead)")
+                      .Register(r);
+  queue_oldest_pending_ = &prometheus::BuildGauge()
+                               .Name("warren_queue_oldest_pending_seconds")
+                               .Help("How long the oldest ready row of a table queue has waited")
+                               .Register(r);
   broker_connected_ = &prometheus::BuildGauge()
                            .Name("warren_broker_connected")
                            .Help("1 while the consuming connection to the broker is up")
@@ -151,13 +165,26 @@ WorkerMetrics Metrics::worker(const std::string& worker, const std::string& queu
   return m;
 }
 
+const std::string& Metrics::exchange_label(const std::string& exchange) const {
+  const auto known = labelled_exchanges_.find(exchange);
+  return known != labelled_exchanges_.end() ? *known : other_exchange_;
+}
+
 prometheus::Counter& Metrics::published(const std::string& exchange, const std::string& result) {
-  return published_->Add({{"exchange", exchange}, {"result", result}});
+  return published_->Add({{"exchange", exchange_label(exchange)}, {"result", result}});
 }
 
 void Metrics::set_plugin_info(const std::string& plugin, const std::string& version,
                               const std::string& worker) {
   plugin_info_->Add({{"plugin", plugin}, {"version", version}, {"worker", worker}}).Set(1);
+}
+
+prometheus::Counter& Metrics::crash_suspects(const std::string& worker) {
+  return crash_suspects_->Add({{"worker", worker}});
+}
+
+prometheus::Counter& Metrics::dead_lettered(const std::string& worker, const std::string& reason) {
+  return dead_lettered_->Add({{"worker", worker}, {"reason", reason}});
 }
 
 prometheus::Gauge& Metrics::outbox_pending(const std::string& outbox) {
@@ -173,28 +200,23 @@ prometheus::Gauge& Metrics::outbox_lag_seconds(const std::string& outbox) {
   return outbox_lag_->Add({{"outbox", outbox}});
 }
 
-PluginMetric* Metrics::plugin_metric(const std::string& worker, const std::string& plugin,
-                                     PluginMetricType type, std::string_view name,
-                                     std::string_view help, std::span<const double> buckets,
-                                     std::string& error) {
-  std::string full_name(name);
-  if (!full_name.starts_with("warren_plugin_"))
-    full_name = "warren_plugin_" + full_name;
-  if (!prometheus::CheckMetricName(full_name)) {
-    error = "invalid metric name '" + full_name + "': use [a-zA-Z_:][a-zA-Z0-9_:]*";
+prometheus::Gauge& Metrics::queue_depth(const std::string& queue, const std::string& status) {
+  return queue_depth_->Add({{"queue", queue}, {"status", status}});
+}
+
+prometheus::Gauge& Metrics::queue_oldest_pending_seconds(const std::string& queue) {
+  return queue_oldest_pending_->Add({{"queue", queue}});
+}
+
+host_abi::PluginMetric* Metrics::plugin_metric(const std::string& worker, const std::string& plugin,
+                                               MetricType type, std::string_view name,
+                                               std::string_view help,
+                                               std::span<const double> buckets,
+                                               std::string& error) {
+  const std::string full_name = host_abi::exported_metric_name(name);
+  if (std::optional<std::string> refusal = host_abi::metric_refusal(type, full_name, buckets)) {
+    error = std::move(*refusal);
     return nullptr;
-  }
-  if (type == PluginMetricType::histogram) {
-    if (buckets.empty()) {
-      error = "histogram '" + full_name + "' needs at least one bucket";
-      return nullptr;
-    }
-    for (std::size_t i = 1; i < buckets.size(); ++i) {
-      if (!(buckets[i - 1] < buckets[i])) {
-        error = "histogram '" + full_name + "': buckets must be strictly increasing";
-        return nullptr;
-      }
-    }
   }
   std::lock_guard lock(plugin_mutex_);
   const std::string key = full_name + "\x1f" + worker;
@@ -204,41 +226,43 @@ PluginMetric* Metrics::plugin_metric(const std::string& worker, const std::strin
   }
   auto family_it = plugin_families_.find(full_name);
   if (family_it != plugin_families_.end() && family_it->second.type != type) {
-    error = "metric '" + full_name + "' is already a " + type_name(family_it->second.type) +
-            ", not a " + type_name(type);
+    error = host_abi::type_clash(full_name, family_it->second.type, type);
     return nullptr;
   }
   const std::string help_text = help.empty() ? "Plugin metric" : std::string(help);
   const prometheus::Labels labels{{"worker", worker}, {"plugin", plugin}};
-  std::unique_ptr<PluginMetric> metric;
+  std::unique_ptr<host_abi::PluginMetric> metric;
   try {
     switch (type) {
-      case PluginMetricType::counter: {
+      case MetricType::counter: {
         auto& family =
             family_it != plugin_families_.end()
                 ? *static_cast<prometheus::Family<prometheus::Counter>*>(family_it->second.family)
                 : prometheus::BuildCounter().Name(full_name).Help(help_text).Register(*registry_);
         plugin_families_[full_name] = {type, &family};
-        metric = std::make_unique<PluginMetric>(family.Add(labels));
+        metric =
+            std::make_unique<RegistryPluginMetric<prometheus::Counter>>(type, family.Add(labels));
         break;
       }
-      case PluginMetricType::gauge: {
+      case MetricType::gauge: {
         auto& family =
             family_it != plugin_families_.end()
                 ? *static_cast<prometheus::Family<prometheus::Gauge>*>(family_it->second.family)
                 : prometheus::BuildGauge().Name(full_name).Help(help_text).Register(*registry_);
         plugin_families_[full_name] = {type, &family};
-        metric = std::make_unique<PluginMetric>(family.Add(labels));
+        metric =
+            std::make_unique<RegistryPluginMetric<prometheus::Gauge>>(type, family.Add(labels));
         break;
       }
-      case PluginMetricType::histogram: {
+      case MetricType::histogram: {
         auto& family =
             family_it != plugin_families_.end()
                 ? *static_cast<prometheus::Family<prometheus::Histogram>*>(family_it->second.family)
                 : prometheus::BuildHistogram().Name(full_name).Help(help_text).Register(*registry_);
         plugin_families_[full_name] = {type, &family};
-        metric = std::make_unique<PluginMetric>(family.Add(
-            labels, prometheus::Histogram::BucketBoundaries(buckets.begin(), buckets.end())));
+        metric = std::make_unique<RegistryPluginMetric<prometheus::Histogram>>(
+            type, family.Add(labels, prometheus::Histogram::BucketBoundaries(buckets.begin(),
+                                                                             buckets.end())));
         break;
       }
     }
@@ -246,7 +270,7 @@ PluginMetric* Metrics::plugin_metric(const std::string& worker, const std::strin
     error = "metric '" + full_name + "' refused: " + e.what();
     return nullptr;
   }
-  PluginMetric* result = metric.get();
+  host_abi::PluginMetric* result = metric.get();
   plugin_metrics_[key] = std::move(metric);
   return result;
 }

@@ -13,10 +13,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
-#include <variant>
+
+#include "warren/host_abi/plugin_metric.h"
+#include "warren/metrics.h"
 
 namespace warren::observability {
 
@@ -35,23 +38,13 @@ struct WorkerMetrics {
   prometheus::Counter* duplicates = nullptr;
 };
 
-// A metric a plugin created through its PluginContext.
-class PluginMetric {
- public:
-  explicit PluginMetric(prometheus::Counter& counter) : metric_(&counter) {}
-  explicit PluginMetric(prometheus::Gauge& gauge) : metric_(&gauge) {}
-  explicit PluginMetric(prometheus::Histogram& histogram) : metric_(&histogram) {}
-  void record(double value) noexcept;
-
- private:
-  std::variant<prometheus::Counter*, prometheus::Gauge*, prometheus::Histogram*> metric_;
-};
-
-enum class PluginMetricType { counter, gauge, histogram };
-
 class Metrics {
  public:
-  Metrics();
+  // labelled_exchanges: the exchanges warren_published_total names in its `exchange` label (the
+  // configuration's: cli/published_exchanges.h); a publish to any other exchange counts as
+  // exchange="other". The exchange of a publish comes from application data (outbox rows, plugin
+  // publishes), so labelling by it would make series without bound.
+  explicit Metrics(std::set<std::string, std::less<>> labelled_exchanges = {});
   Metrics(const Metrics&) = delete;
   Metrics& operator=(const Metrics&) = delete;
 
@@ -65,29 +58,50 @@ class Metrics {
   prometheus::Counter& broker_reconnects() { return *broker_reconnects_; }
   prometheus::Gauge& broker_blocked() { return *broker_blocked_; }
   prometheus::Counter& stale_acks_dropped() { return *stale_acks_dropped_; }
-  // result: confirmed|nacked|returned|timeout
+  // result: confirmed|nacked|returned|timeout. `exchange` is labelled by name only when it is one
+  // of the labelled exchanges given at construction, else as "other".
   prometheus::Counter& published(const std::string& exchange, const std::string& result);
+  // The label value published() uses for `exchange`.
+  const std::string& exchange_label(const std::string& exchange) const;
+  static constexpr std::string_view kOtherExchange = "other";
 
   void set_plugin_info(const std::string& plugin, const std::string& version,
                        const std::string& worker);
+
+  // Crash accounting (runtime/crash_watch.h). warren_host_crash_suspects_total{worker}: messages
+  // found inside one of the worker's handlers when the host died, counted as the next run starts.
+  prometheus::Counter& crash_suspects(const std::string& worker);
+  // warren_messages_dead_lettered_total{worker,reason}: dead letters by why. So far one reason:
+  // "crash" (the host died max_crashes times while handling the message). Every dead letter,
+  // these included, also counts in warren_messages_settled_total{outcome="dead_letter"}.
+  prometheus::Counter& dead_lettered(const std::string& worker, const std::string& reason);
 
   prometheus::Gauge& outbox_pending(const std::string& outbox);
   prometheus::Gauge& outbox_dead(const std::string& outbox);
   prometheus::Counter& outbox_relayed(const std::string& outbox);
   prometheus::Gauge& outbox_lag_seconds(const std::string& outbox);
 
+  // The table-queue transports (SQLite): rows by queue and status, and how long the oldest ready
+  // row of a queue has waited for a worker.
+  prometheus::Gauge& queue_depth(const std::string& queue, const std::string& status);
+  prometheus::Gauge& queue_oldest_pending_seconds(const std::string& queue);
+
   // A plugin metric named warren_plugin_<name> (prefix added when missing) labelled with the
-  // worker and plugin. nullptr with `error` set when the name is invalid or taken by another
-  // type. Handles live as long as this Metrics.
-  PluginMetric* plugin_metric(const std::string& worker, const std::string& plugin,
-                              PluginMetricType type, std::string_view name, std::string_view help,
-                              std::span<const double> buckets, std::string& error);
+  // worker and plugin: the plugin's handle itself (abi.h's metric_record records through it).
+  // nullptr with `error` set when the name or buckets break host_abi/metric_rules.h or the name
+  // is taken by another type. Handles live as long as this Metrics.
+  host_abi::PluginMetric* plugin_metric(const std::string& worker, const std::string& plugin,
+                                        MetricType type, std::string_view name,
+                                        std::string_view help, std::span<const double> buckets,
+                                        std::string& error);
 
   // Histogram buckets for handler durations: 100 us to 60 s.
   static const prometheus::Histogram::BucketBoundaries& duration_buckets();
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;
+  const std::set<std::string, std::less<>> labelled_exchanges_;  // never changes: no lock
+  const std::string other_exchange_{kOtherExchange};
   prometheus::Family<prometheus::Counter>* received_;
   prometheus::Family<prometheus::Counter>* settled_;
   prometheus::Family<prometheus::Histogram>* handler_duration_;
@@ -96,10 +110,14 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* duplicates_;
   prometheus::Family<prometheus::Counter>* published_;
   prometheus::Family<prometheus::Gauge>* plugin_info_;
+  prometheus::Family<prometheus::Counter>* crash_suspects_;
+  prometheus::Family<prometheus::Counter>* dead_lettered_;
   prometheus::Family<prometheus::Gauge>* outbox_pending_;
   prometheus::Family<prometheus::Gauge>* outbox_dead_;
   prometheus::Family<prometheus::Counter>* outbox_relayed_;
   prometheus::Family<prometheus::Gauge>* outbox_lag_;
+  prometheus::Family<prometheus::Gauge>* queue_depth_;
+  prometheus::Family<prometheus::Gauge>* queue_oldest_pending_;
   prometheus::Gauge* broker_connected_;
   prometheus::Counter* broker_reconnects_;
   prometheus::Gauge* broker_blocked_;
@@ -107,11 +125,11 @@ class Metrics {
 
   std::mutex plugin_mutex_;
   struct PluginFamily {
-    PluginMetricType type;
+    MetricType type;
     void* family;  // prometheus::Family<T>* for the type
   };
   std::map<std::string, PluginFamily> plugin_families_;
-  std::map<std::string, std::unique_ptr<PluginMetric>> plugin_metrics_;
+  std::map<std::string, std::unique_ptr<host_abi::PluginMetric>> plugin_metrics_;
 };
 
 }  // namespace warren::observability

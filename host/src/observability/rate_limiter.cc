@@ -26,4 +26,16 @@ RateLimiter::Decision RateLimiter::admit(const std::string& key, Clock::time_poi
   return decision;
 }
 
+std::vector<std::pair<std::string, std::uint64_t>> RateLimiter::take_suppressed() {
+  std::lock_guard lock(mutex_);
+  std::vector<std::pair<std::string, std::uint64_t>> taken;
+  for (auto& [key, bucket] : buckets_) {
+    if (bucket.suppressed > 0) {
+      taken.emplace_back(key, bucket.suppressed);
+      bucket.suppressed = 0;
+    }
+  }
+  return taken;
+}
+
 }  // namespace warren::observability

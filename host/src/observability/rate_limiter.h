@@ -1,5 +1,6 @@
 // A token bucket per key: lets bursts of `burst` events through, then `per_second` a second,
-// counting what it refuses so the caller can report "suppressed N". Used against error floods
+// counting what it refuses so the caller can report "suppressed N" (with the next admitted event,
+// or on a timer through take_suppressed()). Used against error floods
 // (a poison message retried in a tight loop must not fill the disk with identical lines).
 #pragma once
 
@@ -8,6 +9,8 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace warren::observability {
 
@@ -23,6 +26,11 @@ class RateLimiter {
   };
 
   Decision admit(const std::string& key, Clock::time_point now = Clock::now());
+
+  // The keys with refused events not yet reported, with how many; their counts restart at 0, so
+  // each refused event is reported once, here or as the next admitted event's suppressed_before.
+  // For a report on a timer, when a flood stops and no admitted event follows.
+  std::vector<std::pair<std::string, std::uint64_t>> take_suppressed();
 
  private:
   struct Bucket {

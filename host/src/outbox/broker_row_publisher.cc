@@ -4,7 +4,7 @@
 namespace warren::outbox {
 
 std::vector<PublishOutcome> BrokerRowPublisher::publish_all(
-    const std::vector<runtime::OutboundMessage>& messages) {
+    const std::vector<transport::OutboundMessage>& messages) {
   std::vector<std::shared_ptr<broker::PendingPublish>> pending;
   pending.reserve(messages.size());
   for (const auto& message : messages)
@@ -17,8 +17,8 @@ std::vector<PublishOutcome> BrokerRowPublisher::publish_all(
     try {
       publish->wait();
       outcomes.push_back(PublishOutcome::confirmed());
-    } catch (const runtime::PublishError& error) {
-      using Reason = runtime::PublishError::Reason;
+    } catch (const transport::PublishError& error) {
+      using Reason = transport::PublishError::Reason;
       const bool broker_away = !ready();
       // The connection went away, or the broker did not answer while away: not the row's
       // fault, no attempt counted. Anything else counts one: nacked (a missing exchange too,

@@ -19,7 +19,7 @@ class BrokerRowPublisher final : public RowPublisher {
 
   bool ready() const override { return connection_->connected() && !connection_->blocked(); }
   std::vector<PublishOutcome> publish_all(
-      const std::vector<runtime::OutboundMessage>& messages) override;
+      const std::vector<transport::OutboundMessage>& messages) override;
 
  private:
   std::unique_ptr<broker::PublisherConnection> connection_;

@@ -60,6 +60,17 @@ OutboxStats query_outbox_stats(PgConnection& connection) {
   return stats;
 }
 
+long prune_sent_rows(PgConnection& connection, std::chrono::milliseconds older_than, int limit) {
+  // SKIP LOCKED: relays of several hosts pruning at once take different rows, none waits.
+  const PgResult result = connection.exec_params(
+      "DELETE FROM warren_outbox WHERE id = ANY(ARRAY("
+      "  SELECT id FROM warren_outbox WHERE status = 'sent' "
+      "  AND published_at < clock_timestamp() - $1::bigint * interval '1 millisecond' "
+      "  LIMIT $2::int FOR UPDATE SKIP LOCKED))",
+      {std::to_string(older_than.count()), std::to_string(limit)});
+  return result.affected_rows();
+}
+
 long retry_dead_rows(PgConnection& connection) {
   const PgResult result = connection.exec(
       "WITH revived AS ("

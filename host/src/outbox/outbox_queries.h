@@ -1,6 +1,7 @@
 // The SQL the relay and `warren outbox` run against warren_outbox (sql/outbox.sql), in one place.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -30,6 +31,9 @@ MarkFailedParams mark_failed_params(const std::vector<RowFailure>& failures);
 
 // Pending and dead counts and the age of the oldest pending row.
 OutboxStats query_outbox_stats(PgConnection& connection);
+
+// Deletes up to `limit` sent rows published more than `older_than` ago; returns how many.
+long prune_sent_rows(PgConnection& connection, std::chrono::milliseconds older_than, int limit);
 
 // Sets every dead row back to pending (attempts 0, due now) and wakes the relays; returns how many.
 long retry_dead_rows(PgConnection& connection);

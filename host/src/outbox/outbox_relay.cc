@@ -5,14 +5,15 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <system_error>
 
-#include "broker/backoff.h"
 #include "observability/log.h"
 #include "outbox/poll_timeout.h"
-#include "runtime/ids.h"
+#include "transport/backoff.h"
+#include "transport/ids.h"
 
 namespace warren::outbox {
 
@@ -74,6 +75,38 @@ void OutboxRelay::refresh_stats(OutboxStore& store) {
   }
 }
 
+namespace {
+
+std::chrono::milliseconds prune_interval(const OutboxRelayOptions& options) {
+  if (options.prune_interval.count() > 0)
+    return options.prune_interval;
+  return std::clamp<std::chrono::milliseconds>(options.sent_retention / 2, std::chrono::seconds(1),
+                                               std::chrono::hours(1));
+}
+
+}  // namespace
+
+void OutboxRelay::prune_sent(OutboxStore& store, observability::LoopHeartbeat* heartbeat) {
+  long total = 0;
+  try {
+    while (!stopping_.load()) {
+      const long deleted = store.prune_sent(options_.sent_retention, options_.prune_chunk);
+      total += deleted;
+      if (heartbeat != nullptr)
+        heartbeat->tick();
+      if (deleted < options_.prune_chunk)
+        break;
+    }
+  } catch (const std::exception& e) {
+    observability::log_warn("outbox '" + options_.outbox +
+                            "': cannot delete sent rows past the retention: " + e.what());
+  }
+  if (total > 0) {
+    observability::log_debug("outbox '" + options_.outbox + "': deleted " + std::to_string(total) +
+                             " sent row(s) past the retention");
+  }
+}
+
 void OutboxRelay::run_lane(std::size_t index) {
   OutboxStore& store = *stores_[index];
   RelayLane lane(RelayLaneOptions{options_.outbox, options_.default_exchange, options_.batch,
@@ -86,9 +119,11 @@ void OutboxRelay::run_lane(std::size_t index) {
         health_->register_loop("outbox " + options_.outbox + " relay lane " + std::to_string(index),
                                options_.loop_allowance);
   }
-  broker::ReconnectBackoff store_backoff(options_.store_retry_initial, options_.store_retry_max);
+  transport::Backoff store_backoff(
+      transport::reconnect_policy(options_.store_retry_initial, options_.store_retry_max));
   const bool keeps_stats = index == 0;
   auto next_stats = Clock::now();
+  auto next_prune = Clock::now();
   bool was_failing = false;
   bool publisher_wait_logged = false;
 
@@ -98,6 +133,10 @@ void OutboxRelay::run_lane(std::size_t index) {
     if (keeps_stats && Clock::now() >= next_stats) {
       refresh_stats(store);
       next_stats = Clock::now() + options_.stats_interval;
+    }
+    if (keeps_stats && Clock::now() >= next_prune) {
+      prune_sent(store, heartbeat.get());
+      next_prune = Clock::now() + prune_interval(options_);
     }
     RelayLane::Step step = RelayLane::Step::store_failed;
     std::string unexpected;
@@ -134,7 +173,7 @@ void OutboxRelay::run_lane(std::size_t index) {
         sleep_or_wake(std::chrono::milliseconds(100));
         continue;
       case RelayLane::Step::store_failed: {
-        const auto delay = store_backoff.next(runtime::random_unit());
+        const auto delay = store_backoff.next(transport::random_unit());
         const std::string why = unexpected.empty() ? lane.last_error() : unexpected;
         observability::log_warn("outbox '" + options_.outbox + "' lane " + std::to_string(index) +
                                 ": " + why + "; nothing was marked, retrying in " +

@@ -1,7 +1,8 @@
 // One [[outbox]] relay inside `warren run`: `lanes` threads, each running RelayLane rounds on a
 // PostgreSQL connection of its own, sharing one publisher. Between rounds a lane waits for
 // NOTIFY warren_outbox (a hint, lost while disconnected) or the poll interval, whichever comes
-// first. Lane 0 also refreshes warren_outbox_pending / _dead / _lag_seconds every few seconds.
+// first. Lane 0 also refreshes warren_outbox_pending / _dead / _lag_seconds every few seconds, and
+// deletes sent rows older than the retention (so the table does not grow without bound).
 // PostgreSQL failures are retried with backoff; the publisher reconnects to the broker by itself.
 #pragma once
 
@@ -32,6 +33,11 @@ struct OutboxRelayOptions {
   std::chrono::milliseconds store_retry_max{30000};
   // How long a round may take before /healthz reports the relay stalled.
   std::chrono::milliseconds loop_allowance{60000};
+  // Sent rows older than this (by published_at) are deleted by lane 0, `prune_chunk` rows a
+  // transaction, every prune_interval (zero: retention / 2, between 1 s and 1 h).
+  std::chrono::milliseconds sent_retention{std::chrono::hours(24 * 7)};
+  std::chrono::milliseconds prune_interval{0};
+  int prune_chunk = 1000;
 };
 
 class OutboxRelay {
@@ -51,6 +57,8 @@ class OutboxRelay {
  private:
   void run_lane(std::size_t index);
   void refresh_stats(OutboxStore& store);
+  // Deletes sent rows past the retention, a chunk a transaction, until a chunk comes back short.
+  void prune_sent(OutboxStore& store, observability::LoopHeartbeat* heartbeat);
   void sleep_or_wake(std::chrono::milliseconds duration) const;
 
   const OutboxRelayOptions options_;

@@ -7,9 +7,9 @@
 
 namespace warren::outbox {
 
-runtime::OutboundMessage to_outbound_message(const OutboxRow& row,
-                                             const std::string& default_exchange) {
-  runtime::OutboundMessage message;
+transport::OutboundMessage to_outbound_message(const OutboxRow& row,
+                                               const std::string& default_exchange) {
+  transport::OutboundMessage message;
   message.exchange = row.exchange.empty() ? default_exchange : row.exchange;
   message.routing_key = row.routing_key;
   message.body = row.payload;

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "runtime/transport.h"
+#include "transport/transport.h"
 
 namespace warren::outbox {
 
@@ -23,7 +23,7 @@ struct OutboxRow {
 // and headers (string values as they are, other JSON values as JSON text). An empty exchange
 // means `default_exchange` (the [[outbox]] exchange). Throws std::invalid_argument when the
 // headers are not a JSON object.
-runtime::OutboundMessage to_outbound_message(const OutboxRow& row,
-                                             const std::string& default_exchange);
+transport::OutboundMessage to_outbound_message(const OutboxRow& row,
+                                               const std::string& default_exchange);
 
 }  // namespace warren::outbox

@@ -4,11 +4,13 @@
 #include "broker/broker_endpoint.h"
 #include "broker/publisher_connection.h"
 #include "broker/rabbitmq_transport.h"
+#include "config/routing_table.h"
 #include "observability/log.h"
 #include "outbox/broker_row_publisher.h"
 #include "outbox/outbox_relay.h"
 #include "outbox/pg_inbox_store.h"
 #include "outbox/pg_outbox_store.h"
+#include "queue/sqlite_outbox_relay.h"
 
 namespace warren::outbox {
 
@@ -44,16 +46,36 @@ void OutboxServices::attach_inbox_stores(runtime::Host& host) {
   }
 }
 
+void OutboxServices::start_sqlite_relay(const config::OutboxConfig& outbox) {
+  queue::SqliteOutboxOptions options;
+  options.outbox = outbox.name;
+  options.path = config_.broker.sqlite.path;
+  options.synchronous_full = config_.broker.sqlite.synchronous_full;
+  options.default_exchange = outbox.exchange;
+  options.batch = outbox.batch;
+  options.poll_interval = outbox.poll_interval;
+  options.sent_retention = outbox.retention;
+  options.busy_timeout = config_.broker.publish_timeout;
+  auto relay = std::make_unique<queue::SqliteOutboxRelay>(
+      std::move(options), config::routing_table(config_), &metrics_, &health_);
+  relay->start();
+  sqlite_relays_.push_back(std::move(relay));
+}
+
 void OutboxServices::start_relays() {
   if (config_.outboxes.empty())
     return;
-  if (config_.broker.transport != config::BrokerConfig::Transport::rabbitmq) {
-    observability::log_error(
-        "the [[outbox]] relays publish to RabbitMQ and are not started with the in-memory "
-        "transport; set [broker] transport = \"rabbitmq\"");
-    return;
-  }
   for (const config::OutboxConfig& outbox : config_.outboxes) {
+    if (outbox.store == config::OutboxConfig::Store::sqlite) {
+      start_sqlite_relay(outbox);
+      continue;
+    }
+    if (config_.broker.transport != config::BrokerConfig::Transport::rabbitmq) {
+      observability::log_error("outbox '" + outbox.name +
+                               "': a PostgreSQL outbox is relayed to RabbitMQ, and [broker] "
+                               "transport is not \"rabbitmq\": not started");
+      continue;
+    }
     broker::PublisherOptions publisher_options;
     publisher_options.endpoints = broker::resolve_endpoints(config_.broker);
     publisher_options.connection =
@@ -83,6 +105,7 @@ void OutboxServices::start_relays() {
     relay_options.default_exchange = outbox.exchange;
     relay_options.batch = outbox.batch;
     relay_options.poll_interval = outbox.poll_interval;
+    relay_options.sent_retention = outbox.retention;
     relay_options.schedule =
         RetrySchedule(outbox.max_attempts, outbox.backoff_initial, outbox.backoff_max);
     relay_options.loop_allowance =
@@ -100,6 +123,9 @@ void OutboxServices::start_relays() {
 }
 
 void OutboxServices::stop() {
+  for (auto& relay : sqlite_relays_)
+    relay->stop();
+  sqlite_relays_.clear();
   for (auto& relay : relays_)
     relay->stop();
   relays_.clear();

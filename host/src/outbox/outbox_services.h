@@ -11,6 +11,10 @@
 #include "observability/metrics.h"
 #include "runtime/host.h"
 
+namespace warren::queue {
+class SqliteOutboxRelay;
+}
+
 namespace warren::outbox {
 
 class OutboxRelay;
@@ -32,8 +36,8 @@ class OutboxServices {
   // Before host.run(): gives every idempotent worker its store and starts pruning. A store that
   // cannot reach its table now is logged (with what to do) and used anyway: PostgreSQL may come.
   void attach_inbox_stores(runtime::Host& host);
-  // Starts the relays. They need the RabbitMQ transport: with `transport = "memory"` they are
-  // not started (logged).
+  // Starts the relays: a PostgreSQL outbox needs the RabbitMQ transport (otherwise it is not
+  // started, logged); a SQLite outbox routes into the SQLite queue of the same file.
   void start_relays();
   // Stops the relays (rounds in progress finish) and the pruning.
   void stop();
@@ -45,6 +49,9 @@ class OutboxServices {
   std::vector<std::unique_ptr<PgInboxStore>> inbox_stores_;
   std::vector<std::unique_ptr<RowPublisher>> publishers_;
   std::vector<std::unique_ptr<OutboxRelay>> relays_;
+  std::vector<std::unique_ptr<queue::SqliteOutboxRelay>> sqlite_relays_;
+
+  void start_sqlite_relay(const config::OutboxConfig& outbox);
 };
 
 }  // namespace warren::outbox

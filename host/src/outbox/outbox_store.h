@@ -35,6 +35,10 @@ class OutboxStore {
   // Returns when a NOTIFY warren_outbox arrived, `timeout` passed or `wake_fd` became readable.
   virtual void wait_for_work(std::chrono::milliseconds timeout, int wake_fd) = 0;
   virtual OutboxStats stats() = 0;
+  // Deletes up to `limit` sent rows published more than `older_than` ago, in a transaction of its
+  // own (call it between batches); returns how many. The relay calls it again while it gets a
+  // full chunk, so a big backlog goes in short transactions, not one long lock.
+  virtual long prune_sent(std::chrono::milliseconds older_than, int limit) = 0;
 };
 
 }  // namespace warren::outbox

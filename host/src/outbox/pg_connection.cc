@@ -68,13 +68,13 @@ std::optional<std::string> dsn_parse_problem(const std::string& dsn) {
   if (!is_connection_string(dsn))
     return std::nullopt;
   char* error = nullptr;
-  PQconninfoOption* options = PQconninfoParse(dsn.c_str(), &error);
+  PQconninfoOption* options = libpq().PQconninfoParse(dsn.c_str(), &error);
   if (options != nullptr) {
-    PQconninfoFree(options);
+    libpq().PQconninfoFree(options);
     return std::nullopt;
   }
   std::string reason = without_quoted_values(first_line(error));
-  PQfreemem(error);
+  libpq().PQfreemem(error);
   return reason;
 }
 
@@ -89,10 +89,10 @@ std::string describe_dsn(const std::string& dsn) {
   if (!dsn.empty() && !is_connection_string(dsn))
     return "dbname=" + dsn;
   char* error = nullptr;
-  PQconninfoOption* options = PQconninfoParse(dsn.c_str(), &error);
+  PQconninfoOption* options = libpq().PQconninfoParse(dsn.c_str(), &error);
   if (options == nullptr) {
     std::string reason = without_quoted_values(first_line(error));
-    PQfreemem(error);
+    libpq().PQfreemem(error);
     return "an unparsable PostgreSQL connection string (" + reason + ")";
   }
   std::string description;
@@ -105,7 +105,7 @@ std::string describe_dsn(const std::string& dsn) {
       description += std::string(wanted) + "=" + option->val;
     }
   }
-  PQconninfoFree(options);
+  libpq().PQconninfoFree(options);
   return description.empty() ? "the default PostgreSQL server (libpq defaults, PG* variables)"
                              : description;
 }
@@ -120,7 +120,7 @@ std::int32_t PgResult::binary_int32(int row, int column) const {
 }
 
 long PgResult::affected_rows() const {
-  const char* count = PQcmdTuples(result_.get());
+  const char* count = libpq().PQcmdTuples(result_.get());
   return count == nullptr || *count == '\0' ? 0 : std::strtol(count, nullptr, 10);
 }
 
@@ -144,41 +144,41 @@ PgConnection::PgConnection(const PgConnectOptions& options)
   const char* values[] = {
       timeout.c_str(), options.application_name.c_str(), "1", "10", "5", "3", options.dsn.c_str(),
       nullptr};
-  conn_ = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
+  conn_ = libpq().PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
   if (conn_ == nullptr)
     throw PgError("cannot connect to PostgreSQL (" + description_ + "): out of memory", "", true);
-  if (PQstatus(conn_) != CONNECTION_OK) {
-    const std::string reason = first_line(PQerrorMessage(conn_));
-    PQfinish(conn_);
+  if (libpq().PQstatus(conn_) != CONNECTION_OK) {
+    const std::string reason = first_line(libpq().PQerrorMessage(conn_));
+    libpq().PQfinish(conn_);
     conn_ = nullptr;
     throw PgError("cannot connect to PostgreSQL (" + description_ + "): " + reason +
                       "; check the dsn and that the server is up",
                   "", true);
   }
-  PQsetNoticeProcessor(conn_, &log_notice, nullptr);
+  libpq().PQsetNoticeProcessor(conn_, &log_notice, nullptr);
 }
 
 PgConnection::~PgConnection() {
   if (conn_ != nullptr)
-    PQfinish(conn_);
+    libpq().PQfinish(conn_);
 }
 
 PgResult PgConnection::check(PGresult* raw, std::string_view what) {
   PgResult result(raw);
-  const ExecStatusType status = raw == nullptr ? PGRES_FATAL_ERROR : PQresultStatus(raw);
+  const ExecStatusType status = raw == nullptr ? PGRES_FATAL_ERROR : libpq().PQresultStatus(raw);
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY)
     return result;
-  const char* state = raw == nullptr ? nullptr : PQresultErrorField(raw, PG_DIAG_SQLSTATE);
-  const std::string message =
-      first_line(raw == nullptr ? PQerrorMessage(conn_) : PQresultErrorMessage(raw));
-  const bool lost = PQstatus(conn_) != CONNECTION_OK;
+  const char* state = raw == nullptr ? nullptr : libpq().PQresultErrorField(raw, PG_DIAG_SQLSTATE);
+  const std::string message = first_line(raw == nullptr ? libpq().PQerrorMessage(conn_)
+                                                        : libpq().PQresultErrorMessage(raw));
+  const bool lost = libpq().PQstatus(conn_) != CONNECTION_OK;
   throw PgError("PostgreSQL (" + description_ + ") failed `" + statement_summary(what) +
-                    "`: " + (message.empty() ? first_line(PQerrorMessage(conn_)) : message),
+                    "`: " + (message.empty() ? first_line(libpq().PQerrorMessage(conn_)) : message),
                 state == nullptr ? "" : state, lost);
 }
 
 PgResult PgConnection::exec(const std::string& sql) {
-  return check(PQexec(conn_, sql.c_str()), sql);
+  return check(libpq().PQexec(conn_, sql.c_str()), sql);
 }
 
 PgResult PgConnection::exec_params(const std::string& sql,
@@ -188,37 +188,37 @@ PgResult PgConnection::exec_params(const std::string& sql,
   values.reserve(params.size());
   for (const auto& param : params)
     values.push_back(param ? param->c_str() : nullptr);
-  return check(PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr,
-                            values.data(), nullptr, nullptr, binary_results ? 1 : 0),
+  return check(libpq().PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr,
+                                    values.data(), nullptr, nullptr, binary_results ? 1 : 0),
                sql);
 }
 
 bool PgConnection::in_transaction() const noexcept {
-  const PGTransactionStatusType status = PQtransactionStatus(conn_);
+  const PGTransactionStatusType status = libpq().PQtransactionStatus(conn_);
   return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE;
 }
 
 void PgConnection::rollback_quietly() noexcept {
   if (!ok() || !in_transaction())
     return;
-  PGresult* result = PQexec(conn_, "ROLLBACK");
+  PGresult* result = libpq().PQexec(conn_, "ROLLBACK");
   if (result != nullptr)
-    PQclear(result);
+    libpq().PQclear(result);
 }
 
 void PgConnection::consume_input() {
-  if (PQconsumeInput(conn_) == 0) {
+  if (libpq().PQconsumeInput(conn_) == 0) {
     throw PgError("lost the connection to PostgreSQL (" + description_ +
-                      "): " + first_line(PQerrorMessage(conn_)),
+                      "): " + first_line(libpq().PQerrorMessage(conn_)),
                   "", true);
   }
 }
 
 std::vector<std::string> PgConnection::take_notifications() {
   std::vector<std::string> channels;
-  while (PGnotify* notify = PQnotifies(conn_)) {
+  while (PGnotify* notify = libpq().PQnotifies(conn_)) {
     channels.emplace_back(notify->relname);
-    PQfreemem(notify);
+    libpq().PQfreemem(notify);
   }
   return channels;
 }

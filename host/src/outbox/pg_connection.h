@@ -3,8 +3,6 @@
 // server, which statement and what PostgreSQL answered. Not thread-safe: one user at a time.
 #pragma once
 
-#include <libpq-fe.h>
-
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -12,6 +10,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "outbox/libpq_api.h"
 
 namespace warren::outbox {
 
@@ -37,14 +37,14 @@ class PgError : public std::runtime_error {
 // results (exec_params(..., binary_results = true)) bytea is raw and integers are big-endian.
 class PgResult {
  public:
-  explicit PgResult(PGresult* result) : result_(result, &PQclear) {}
-  int rows() const noexcept { return PQntuples(result_.get()); }
+  explicit PgResult(PGresult* result) : result_(result, &clear) {}
+  int rows() const noexcept { return libpq().PQntuples(result_.get()); }
   bool is_null(int row, int column) const noexcept {
-    return PQgetisnull(result_.get(), row, column) != 0;
+    return libpq().PQgetisnull(result_.get(), row, column) != 0;
   }
   std::string_view value(int row, int column) const noexcept {
-    return {PQgetvalue(result_.get(), row, column),
-            static_cast<std::size_t>(PQgetlength(result_.get(), row, column))};
+    return {libpq().PQgetvalue(result_.get(), row, column),
+            static_cast<std::size_t>(libpq().PQgetlength(result_.get(), row, column))};
   }
   std::string text(int row, int column) const { return std::string(value(row, column)); }
   // A binary-format int4 column.
@@ -52,9 +52,10 @@ class PgResult {
   // Rows an INSERT/UPDATE/DELETE touched.
   long affected_rows() const;
   // The command tag: "COMMIT", "ROLLBACK", "UPDATE 3"...
-  std::string command_status() const { return PQcmdStatus(result_.get()); }
+  std::string command_status() const { return libpq().PQcmdStatus(result_.get()); }
 
  private:
+  static void clear(PGresult* result) noexcept { libpq().PQclear(result); }
   std::unique_ptr<PGresult, void (*)(PGresult*)> result_;
 };
 
@@ -80,13 +81,13 @@ class PgConnection {
                        const std::vector<std::optional<std::string>>& params,
                        bool binary_results = false);
 
-  bool ok() const noexcept { return PQstatus(conn_) == CONNECTION_OK; }
+  bool ok() const noexcept { return libpq().PQstatus(conn_) == CONNECTION_OK; }
   // True while a transaction is open (or failed and not rolled back yet).
   bool in_transaction() const noexcept;
   // Rolls back an open transaction; never throws (a dead connection is left for the caller).
   void rollback_quietly() noexcept;
 
-  int socket() const noexcept { return PQsocket(conn_); }
+  int socket() const noexcept { return libpq().PQsocket(conn_); }
   // Reads what the server sent (after poll() said readable); throws PgError when the connection
   // broke. Then take_notifications() returns the NOTIFY channels that arrived, oldest first.
   void consume_input();

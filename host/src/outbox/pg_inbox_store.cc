@@ -50,6 +50,20 @@ void PgInboxStore::release(std::unique_ptr<PgConnection> connection) {
   idle_.push_back(std::move(connection));
 }
 
+namespace {
+
+// A missing table gets what to do about it; other errors go as they are.
+[[noreturn]] void rethrow_with_hint(const PgError& error) {
+  if (error.undefined_table()) {
+    throw PgError(std::string(error.what()) +
+                      "; create it with `warren outbox init -c FILE` (sql/outbox.sql)",
+                  error.sqlstate(), error.connection_lost());
+  }
+  throw error;
+}
+
+}  // namespace
+
 template <typename F>
 auto PgInboxStore::with_connection(F&& body) {
   auto connection = acquire();
@@ -60,16 +74,89 @@ auto PgInboxStore::with_connection(F&& body) {
   } catch (const PgError& error) {
     if (connection->ok() && !error.connection_lost())
       release(std::move(connection));
-    if (error.undefined_table()) {
-      throw PgError(std::string(error.what()) +
-                        "; create it with `warren outbox init -c FILE` (sql/outbox.sql)",
-                    error.sqlstate(), error.connection_lost());
-    }
-    throw;
+    rethrow_with_hint(error);
   }
 }
 
-bool PgInboxStore::seen(const runtime::InboundMessage& message) {
+// The open transaction holding the id's advisory lock, and its connection.
+class PgInboxStore::Claim final : public runtime::ProcessingClaim {
+ public:
+  Claim(PgInboxStore& store, std::unique_ptr<PgConnection> db, std::string worker,
+        std::string message_id)
+      : store_(store),
+        db_(std::move(db)),
+        worker_(std::move(worker)),
+        message_id_(std::move(message_id)) {}
+  ~Claim() override { store_.end_transaction(std::move(db_), "ROLLBACK"); }
+  Claim(const Claim&) = delete;
+  Claim& operator=(const Claim&) = delete;
+
+  void processed() override {
+    auto db = std::move(db_);
+    try {
+      // ON CONFLICT: the handler may have recorded the id in its own transaction already
+      // (orders_projection); the claim then has nothing to add.
+      db->exec_params(
+          "INSERT INTO warren_inbox (worker, message_id) VALUES ($1, $2) "
+          "ON CONFLICT (worker, message_id) DO NOTHING",
+          {worker_, message_id_});
+      db->exec("COMMIT");
+    } catch (const PgError&) {
+      store_.end_transaction(std::move(db), "ROLLBACK");
+      throw;
+    }
+    store_.release(std::move(db));
+  }
+
+ private:
+  PgInboxStore& store_;
+  std::unique_ptr<PgConnection> db_;
+  const std::string worker_;
+  const std::string message_id_;
+};
+
+void PgInboxStore::end_transaction(std::unique_ptr<PgConnection> db,
+                                   const char* statement) noexcept {
+  if (!db)
+    return;
+  try {
+    db->exec(statement);
+    release(std::move(db));
+  } catch (const std::exception&) {
+    // A connection that cannot even roll back is dropped; the server ends its transaction.
+  }
+}
+
+std::unique_ptr<runtime::ProcessingClaim> PgInboxStore::claim(
+    const transport::InboundMessage& message) {
+  auto db = acquire();
+  try {
+    db->exec("BEGIN");
+    // No statement timeout here: while another copy's handler holds this id the lock waits for
+    // its outcome, however long the handler takes; timing out would run the handler twice.
+    db->exec("SET LOCAL statement_timeout = 0");
+    // A lock, not the row: a handler may insert the row in its own transaction (orders_projection)
+    // and must not wait for this one. Two ids sharing a hash only wait for each other.
+    db->exec_params("SELECT pg_advisory_xact_lock(hashtextextended($1 || E'\\n' || $2, 0))",
+                    {options_.worker, message.message_id});
+    // Read after the lock: a copy that held it and committed is seen here.
+    const bool processed =
+        db->exec_params("SELECT 1 FROM warren_inbox WHERE worker = $1 AND message_id = $2",
+                        {options_.worker, message.message_id})
+            .rows() > 0;
+    if (processed) {
+      end_transaction(std::move(db), "ROLLBACK");
+      return nullptr;  // a duplicate
+    }
+    return std::make_unique<Claim>(*this, std::move(db), options_.worker, message.message_id);
+  } catch (const PgError& error) {
+    if (db->ok() && !error.connection_lost())
+      end_transaction(std::move(db), "ROLLBACK");
+    rethrow_with_hint(error);
+  }
+}
+
+bool PgInboxStore::seen(const transport::InboundMessage& message) {
   return with_connection([&](PgConnection& db) {
     return db.exec_params("SELECT 1 FROM warren_inbox WHERE worker = $1 AND message_id = $2",
                           {options_.worker, message.message_id})
@@ -77,7 +164,7 @@ bool PgInboxStore::seen(const runtime::InboundMessage& message) {
   });
 }
 
-void PgInboxStore::remember(const runtime::InboundMessage& message) {
+void PgInboxStore::remember(const transport::InboundMessage& message) {
   with_connection([&](PgConnection& db) {
     db.exec_params(
         "INSERT INTO warren_inbox (worker, message_id) VALUES ($1, $2) "

@@ -1,16 +1,24 @@
 // The processed-message store of an idempotent worker (`[[workers]] idempotency = { store =
-// "postgres", dsn, retention }`): the dispatcher asks seen() before calling the handler and calls
-// remember() just before the ack goes out. Rows live in warren_inbox(worker, message_id,
-// processed_at); a background thread deletes this worker's rows older than `retention`, so a
-// duplicate arriving later than that is no longer recognised.
+// "postgres", dsn, retention }`). Before calling the handler the dispatcher claims the message id:
+// a transaction takes an advisory lock on (worker, message_id), then looks for the id in
+// warren_inbox(worker, message_id, processed_at), and stays open while the handler runs;
+// processed() inserts the row and commits just before the ack, and a failed attempt rolls back
+// (so its retry runs). A copy claimed at the same moment on another thread or host waits on the
+// lock until the first copy commits (then it finds the row: a duplicate) or rolls back (it runs).
+// A host that dies mid-handler loses its connection, and with it the lock. A lock rather than
+// the row itself, because a handler may insert that row in its own transaction
+// (plugins/orders_projection), which must not wait for the claim.
+// A background thread deletes this worker's rows older than `retention`, so a duplicate arriving
+// later than that is no longer recognised.
 //
-// Connections: a small pool (one per handler thread at most, opened when first needed). A failed
-// check or record throws PgError: the dispatcher then handles the message anyway / acks anyway
-// (at-least-once), and the broken connection is dropped and reopened on the next call.
+// Connections: a small pool (one per handler thread at most, opened when first needed; a claim
+// holds its connection until it ends). A failed claim or record throws PgError: the dispatcher
+// then handles the message anyway / acks anyway (at-least-once), and the broken connection is
+// dropped and reopened on the next call.
 //
-// Two deliveries of one message handled at the same moment on two threads (or two hosts) can both
-// pass seen(): this store skips duplicates cheaply, it does not make an effect exactly-once. For
-// that, write the warren_inbox row in the transaction of the effect (plugins/orders_projection).
+// This skips duplicates; it does not make an effect exactly-once (a host can die between the
+// effect and the commit). For that, write the warren_inbox row in the transaction of the effect
+// (plugins/orders_projection).
 #pragma once
 
 #include <chrono>
@@ -41,8 +49,12 @@ class PgInboxStore final : public runtime::DuplicateFilter {
   PgInboxStore(const PgInboxStore&) = delete;
   PgInboxStore& operator=(const PgInboxStore&) = delete;
 
-  bool seen(const runtime::InboundMessage& message) override;
-  void remember(const runtime::InboundMessage& message) override;
+  std::unique_ptr<runtime::ProcessingClaim> claim(
+      const transport::InboundMessage& message) override;
+
+  // Outside of handling (tests, tools): whether the id is recorded; record it.
+  bool seen(const transport::InboundMessage& message);
+  void remember(const transport::InboundMessage& message);
 
   // Deletes this worker's rows older than retention; returns how many.
   long prune_once();
@@ -55,6 +67,9 @@ class PgInboxStore final : public runtime::DuplicateFilter {
  private:
   std::unique_ptr<PgConnection> acquire();
   void release(std::unique_ptr<PgConnection> connection);
+  // Runs COMMIT or ROLLBACK and returns the connection to the pool; drops it if that fails.
+  void end_transaction(std::unique_ptr<PgConnection> db, const char* statement) noexcept;
+  class Claim;
   template <typename F>
   auto with_connection(F&& body);
 

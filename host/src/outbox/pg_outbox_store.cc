@@ -133,4 +133,8 @@ OutboxStats PgOutboxStore::stats() {
   return guarded([&] { return query_outbox_stats(connection()); });
 }
 
+long PgOutboxStore::prune_sent(std::chrono::milliseconds older_than, int limit) {
+  return guarded([&] { return prune_sent_rows(connection(), older_than, limit); });
+}
+
 }  // namespace warren::outbox

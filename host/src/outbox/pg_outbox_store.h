@@ -33,6 +33,7 @@ class PgOutboxStore final : public OutboxStore {
   void abandon() noexcept override;
   void wait_for_work(std::chrono::milliseconds timeout, int wake_fd) override;
   OutboxStats stats() override;
+  long prune_sent(std::chrono::milliseconds older_than, int limit) override;
 
  private:
   PgConnection& connection();  // connects when needed; throws PgError

@@ -44,7 +44,7 @@ RelayLane::Step RelayLane::step() {
     }
     const std::string batch = who + std::to_string(++batches_);
 
-    std::vector<runtime::OutboundMessage> messages;
+    std::vector<transport::OutboundMessage> messages;
     messages.reserve(rows.size());
     std::vector<std::size_t> publishable;  // indexes into rows
     std::vector<PublishOutcome> outcomes(rows.size());

@@ -7,17 +7,15 @@ namespace warren::outbox {
 
 RetrySchedule::RetrySchedule(int max_attempts, std::chrono::milliseconds initial,
                              std::chrono::milliseconds max)
-    : max_attempts_(std::max(1, max_attempts)),
-      initial_(std::max(std::chrono::milliseconds(1), initial)),
-      max_(std::max(initial_, max)) {}
+    : max_attempts_(std::max(1, max_attempts)) {
+  backoff_.growth = transport::BackoffPolicy::Growth::exponential;
+  backoff_.initial = std::max(std::chrono::milliseconds(1), initial);
+  backoff_.max = std::max(backoff_.initial, max);
+  backoff_.jitter = 0;  // [[outbox]] backoff states exact delays
+}
 
 std::chrono::milliseconds RetrySchedule::delay_after(int failures) const {
-  const int doublings = std::clamp(failures - 1, 0, 62);
-  // Stop doubling once past max: no overflow however many failures.
-  std::chrono::milliseconds delay = initial_;
-  for (int i = 0; i < doublings && delay < max_; ++i)
-    delay *= 2;
-  return std::min(delay, max_);
+  return backoff_.delay_after(static_cast<std::uint32_t>(std::max(1, failures)), 0.0);
 }
 
 RetrySchedule::AfterFailure RetrySchedule::after_failure(int failures_before) const {

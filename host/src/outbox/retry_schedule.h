@@ -1,8 +1,11 @@
 // When a failed outbox row is tried again, and when it is given up: exponential backoff from
-// `initial` doubling up to `max` ([[outbox]] backoff), dead after `max_attempts` failures.
+// `initial` doubling up to `max` ([[outbox]] backoff, the shared transport/backoff.h without
+// jitter), dead after `max_attempts` failures.
 #pragma once
 
 #include <chrono>
+
+#include "transport/backoff.h"
 
 namespace warren::outbox {
 
@@ -25,8 +28,7 @@ class RetrySchedule {
 
  private:
   int max_attempts_;
-  std::chrono::milliseconds initial_;
-  std::chrono::milliseconds max_;
+  transport::BackoffPolicy backoff_;
 };
 
 }  // namespace warren::outbox

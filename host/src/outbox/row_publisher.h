@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "outbox/batch_verdict.h"
-#include "runtime/transport.h"
+#include "transport/transport.h"
 
 namespace warren::outbox {
 
@@ -16,7 +16,7 @@ class RowPublisher {
   virtual bool ready() const = 0;
   // Publishes every message, then waits for each verdict. outcomes[i] is for messages[i].
   virtual std::vector<PublishOutcome> publish_all(
-      const std::vector<runtime::OutboundMessage>& messages) = 0;
+      const std::vector<transport::OutboundMessage>& messages) = 0;
 };
 
 }  // namespace warren::outbox

@@ -6,24 +6,18 @@
 
 #include <dlfcn.h>
 
-#include <algorithm>
 #include <boost/dll/shared_library.hpp>
-#include <cstddef>
-#include <cstring>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
 #include "plugin/file_trust.h"
+#include "warren/host_abi/descriptor_check.h"
 
 namespace warren::plugin {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The descriptor of ABI 1.0 ends with `handle`; later minors only append fields.
-constexpr std::size_t kDescriptorV1_0Size =
-    offsetof(warren_plugin_descriptor, handle) + sizeof(warren_plugin_descriptor::handle);
-static_assert(kDescriptorV1_0Size <= sizeof(warren_plugin_descriptor));
 
 using EntryFunction = std::remove_pointer_t<warren_plugin_entry_fn>;
 
@@ -83,60 +77,24 @@ const warren_plugin_descriptor* call_entry(const boost::dll::shared_library& lib
   }
 }
 
-// Validates the descriptor in the order of abi.h's evolution rules and returns a copy of it.
+// Validates the descriptor (host_abi/descriptor_check.h: the rules the test harness applies too)
+// and the name it was loaded as, and returns a copy of it.
 warren_plugin_descriptor validate_descriptor(const warren_plugin_descriptor* raw,
                                              const fs::path& file, std::string_view expected_name) {
   if (raw == nullptr) {
     throw PluginLoadError(file, "refused: " WARREN_PLUGIN_ENTRY_SYMBOL "() returned no descriptor");
   }
-  if (raw->struct_size < kDescriptorV1_0Size) {
-    throw PluginLoadError(file,
-                          "refused: its descriptor is " + std::to_string(raw->struct_size) +
-                              " bytes, smaller than the " + std::to_string(kDescriptorV1_0Size) +
-                              " bytes of Warren ABI 1.0: the file is damaged or was not "
-                              "built with the Warren SDK; rebuild it with WARREN_PLUGIN(...)");
+  if (const std::optional<std::string> refusal = host_abi::descriptor_refusal(*raw)) {
+    throw PluginLoadError(file, "refused: " + *refusal);
   }
-  const std::string host_abi =
-      std::to_string(WARREN_ABI_MAJOR) + "." + std::to_string(WARREN_ABI_MINOR);
-  if (raw->abi_major != WARREN_ABI_MAJOR) {
-    throw PluginLoadError(file, "refused: built for Warren ABI " + std::to_string(raw->abi_major) +
-                                    ".x, this host speaks " + std::to_string(WARREN_ABI_MAJOR) +
-                                    ".x: rebuild the plugin against this host's SDK");
-  }
-  if (raw->abi_minor > WARREN_ABI_MINOR) {
-    throw PluginLoadError(file, "refused: built for Warren ABI " + std::to_string(raw->abi_major) +
-                                    "." + std::to_string(raw->abi_minor) +
-                                    ", newer than this host's " + host_abi +
-                                    ": upgrade the host or rebuild the plugin against this "
-                                    "host's SDK");
-  }
-
   // Fields a plugin built for an older minor lacks stay zero.
-  warren_plugin_descriptor descriptor{};
-  std::memcpy(&descriptor, raw, std::min<std::size_t>(raw->struct_size, sizeof descriptor));
-
-  if (descriptor.name == nullptr || descriptor.name[0] == '\0') {
-    throw PluginLoadError(file, "refused: its descriptor has no name");
-  }
-  if (descriptor.version == nullptr) {
-    throw PluginLoadError(file, "refused: its descriptor has no version");
-  }
+  const warren_plugin_descriptor descriptor = host_abi::copy_descriptor(*raw);
   const std::string_view name = descriptor.name;
   if (!expected_name.empty() && name != expected_name) {
     throw PluginLoadError(file, "refused: it declares the name " + quoted(name) +
                                     " but was loaded as " + quoted(expected_name) +
                                     "; name the file " + plugin_file_name(name) +
                                     " or fix the name given to WARREN_PLUGIN");
-  }
-  std::string missing;
-  for (const auto& [present, function] : {std::pair{descriptor.create != nullptr, "create"},
-                                          std::pair{descriptor.destroy != nullptr, "destroy"},
-                                          std::pair{descriptor.handle != nullptr, "handle"}}) {
-    if (!present)
-      missing += std::string(missing.empty() ? "" : ", ") + function;
-  }
-  if (!missing.empty()) {
-    throw PluginLoadError(file, "refused: its descriptor lacks the function(s) " + missing);
   }
   return descriptor;
 }

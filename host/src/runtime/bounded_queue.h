@@ -3,12 +3,15 @@
 // pops drain what is left, then return std::nullopt.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <mutex>
 #include <optional>
+
+#include "transport/brief_spin.h"
 
 namespace warren::runtime {
 
@@ -24,13 +27,39 @@ class BoundedQueue {
     if (closed_)
       return false;
     items_.push_back(std::move(item));
+    queued_.store(items_.size(), std::memory_order_release);
     not_empty_.notify_one();
     return true;
+  }
+
+  // Pushes every item, in order, under one lock, waking consumers once; waits for room as push()
+  // does. Returns how many were pushed: the rest (the queue closed) stay in `items`, from that
+  // index on.
+  template <class Container>
+  std::size_t push_all(Container& items) {
+    std::unique_lock lock(mutex_);
+    std::size_t pushed = 0;
+    for (auto& item : items) {
+      not_full_.wait(lock, [&] { return closed_ || items_.size() < capacity_; });
+      if (closed_)
+        break;
+      items_.push_back(std::move(item));
+      ++pushed;
+    }
+    queued_.store(items_.size(), std::memory_order_release);
+    if (pushed == 1) {
+      not_empty_.notify_one();
+    } else if (pushed > 1) {
+      not_empty_.notify_all();
+    }
+    return pushed;
   }
 
   // Waits up to `timeout`; std::nullopt on timeout or when closed and drained.
   template <class Rep, class Period>
   std::optional<T> pop_for(std::chrono::duration<Rep, Period> timeout) {
+    // An item that is about to be pushed is taken without a sleep (see brief_spin.h).
+    transport::spin_until([&] { return queued_.load(std::memory_order_acquire) > 0; });
     std::unique_lock lock(mutex_);
     if (!not_empty_.wait_for(lock, timeout, [&] { return closed_ || !items_.empty(); })) {
       return std::nullopt;
@@ -39,6 +68,7 @@ class BoundedQueue {
       return std::nullopt;
     T item = std::move(items_.front());
     items_.pop_front();
+    queued_.store(items_.size(), std::memory_order_release);
     not_full_.notify_one();
     return item;
   }
@@ -48,6 +78,7 @@ class BoundedQueue {
     std::lock_guard lock(mutex_);
     std::deque<T> taken;
     taken.swap(items_);
+    queued_.store(0, std::memory_order_release);
     not_full_.notify_all();
     return taken;
   }
@@ -75,6 +106,7 @@ class BoundedQueue {
   std::condition_variable not_empty_;
   std::condition_variable not_full_;
   std::deque<T> items_;
+  std::atomic<std::size_t> queued_{0};  // items_.size(), readable without the lock
   bool closed_ = false;
 };
 

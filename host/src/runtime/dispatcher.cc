@@ -2,11 +2,13 @@
 #include "runtime/dispatcher.h"
 
 #include <limits>
+#include <optional>
 
 #include "observability/log.h"
-#include "runtime/ids.h"
+#include "runtime/fatal_signal.h"
 #include "runtime/message_context.h"
 #include "runtime/trace_context.h"
+#include "transport/ids.h"
 
 namespace warren::runtime {
 namespace {
@@ -25,7 +27,7 @@ warren_str abi(const std::string& s) {
 }  // namespace
 
 Dispatcher::Dispatcher(DispatcherOptions options, const plugin::HandlerInstance& handler,
-                       WorkerContext& worker, Publisher* publisher,
+                       WorkerContext& worker, transport::Publisher* publisher,
                        observability::WorkerMetrics metrics, observability::Health* health)
     : options_(std::move(options)),
       handler_(handler),
@@ -55,21 +57,35 @@ void Dispatcher::start() {
       heartbeat = health_->register_loop("dispatcher " + options_.worker + "#" + std::to_string(i),
                                          kHandlerAllowance);
     }
-    threads_.emplace_back([this, heartbeat] { run_thread(heartbeat); });
+    const auto thread = static_cast<std::size_t>(i);
+    threads_.emplace_back([this, thread, heartbeat] { run_thread(thread, heartbeat); });
   }
 }
 
-void Dispatcher::deliver(std::unique_ptr<Delivery> delivery) {
+void Dispatcher::deliver(std::unique_ptr<transport::Delivery> delivery) {
   metrics_.received->Increment();
   metrics_.in_flight->Increment();
   in_flight_.fetch_add(1);
   if (!inbox_.push(delivery)) {
     // Draining: hand it straight back to the broker for another consumer.
-    settle(*delivery, Settlement::requeue());
+    settle(*delivery, transport::Settlement::requeue());
   }
 }
 
-void Dispatcher::run_thread(std::shared_ptr<observability::LoopHeartbeat> heartbeat) {
+void Dispatcher::deliver_all(std::vector<std::unique_ptr<transport::Delivery>>& deliveries) {
+  const auto count = deliveries.size();
+  metrics_.received->Increment(static_cast<double>(count));
+  metrics_.in_flight->Increment(static_cast<double>(count));
+  in_flight_.fetch_add(count);
+  for (std::size_t i = inbox_.push_all(deliveries); i < count; ++i) {
+    // Draining: hand it straight back to the broker for another consumer.
+    settle(*deliveries[i], transport::Settlement::requeue());
+  }
+  deliveries.clear();
+}
+
+void Dispatcher::run_thread(std::size_t thread,
+                            std::shared_ptr<observability::LoopHeartbeat> heartbeat) {
   for (;;) {
     if (heartbeat)
       heartbeat->tick();
@@ -81,7 +97,7 @@ void Dispatcher::run_thread(std::shared_ptr<observability::LoopHeartbeat> heartb
     }
     if (heartbeat)
       heartbeat->tick();
-    process(std::move(*delivery));
+    process(std::move(*delivery), thread);
   }
   if (heartbeat)
     heartbeat->retire();
@@ -90,23 +106,36 @@ void Dispatcher::run_thread(std::shared_ptr<observability::LoopHeartbeat> heartb
   exit_cv_.notify_all();
 }
 
-void Dispatcher::process(std::unique_ptr<Delivery> delivery) {
-  const InboundMessage& message = delivery->message();
+void Dispatcher::process(std::unique_ptr<transport::Delivery> delivery, std::size_t thread) {
+  const transport::InboundMessage& message = delivery->message();
   // First, so that every line logged about the message carries its trace id.
   MessageContext context(message, worker_, publisher_, stop_requested_);
   const std::string& trace_id = context.trace().trace_id;
   if (delivery->stale()) {
     // Its channel is gone: the broker redelivers it; running the handler would only duplicate.
-    settle(*delivery, Settlement::requeue(), trace_id);
+    settle(*delivery, transport::Settlement::requeue(), trace_id);
     return;
   }
-  if (already_processed(message, trace_id)) {
+  std::unique_ptr<ProcessingClaim> claim;
+  if (claim_or_duplicate(message, trace_id, claim)) {
     metrics_.duplicates->Increment();
     observability::log(observability::LogLevel::info,
                        {options_.worker, message.message_id, message.attempt, trace_id},
                        "duplicate message: already processed, acked without calling the handler");
-    settle(*delivery, Settlement::ack(), trace_id);
+    settle(*delivery, transport::Settlement::ack(), trace_id);
     return;
+  }
+
+  // Crash accounting: a message the host died on runs alone, or not at all past max_crashes.
+  std::optional<CrashIdentity> identity;
+  std::optional<CrashRecord> suspect;
+  if (crash_.watch != nullptr) {
+    identity = CrashIdentity::of(options_.worker, message);
+    suspect = crash_.watch->suspicion(*identity);
+    if (suspect && suspect->crashes >= options_.max_crashes) {
+      dead_letter_crasher(*delivery, *identity, *suspect, context.trace());
+      return;
+    }
   }
 
   warren_message view{};
@@ -119,7 +148,21 @@ void Dispatcher::process(std::unique_ptr<Delivery> delivery) {
   view.redelivered = message.redelivered ? 1 : 0;
 
   std::uint32_t attempt = std::max<std::uint32_t>(1, message.attempt);
-  Settlement settlement;
+  transport::Settlement settlement;
+  // Held while the handler runs: shared, or alone for a suspect. The journal slot says which
+  // message this thread is inside, for the next start if the host dies here.
+  std::optional<SoloGate::Pass> pass;
+  if (identity) {
+    pass.emplace(suspect ? solo_gate_.alone() : solo_gate_.shared());
+    crash_.watch->enter(crash_.first_slot + thread, *identity);
+  }
+  if (suspect) {
+    observability::log(observability::LogLevel::warn,
+                       {options_.worker, message.message_id, message.attempt, trace_id},
+                       "the host died " + std::to_string(suspect->crashes) +
+                           " time(s) while handling this message: running it alone (max_crashes " +
+                           std::to_string(options_.max_crashes) + ")");
+  }
   for (;;) {
     view.attempt = attempt;
     context.begin_attempt(attempt);
@@ -130,13 +173,13 @@ void Dispatcher::process(std::unique_ptr<Delivery> delivery) {
     count_exception(context.error_kind());
 
     const HandlerResult result = context.result();
-    RetryDecision decision = decide(options_.retry, result, attempt, random_unit());
+    RetryDecision decision = decide(options_.retry, result, attempt, transport::random_unit());
     if (result.kind != HandlerResult::Kind::ack) {
       const observability::LogFields fields{options_.worker, message.message_id, attempt, trace_id};
-      const bool final = decision.settlement.kind == Settlement::Kind::dead_letter;
+      const bool final = decision.settlement.kind == transport::Settlement::Kind::dead_letter;
       std::string text = final ? "dead-lettering: " : "will retry: ";
       text += result.reason.empty() ? "the handler asked for a retry" : result.reason;
-      if (decision.settlement.kind == Settlement::Kind::retry_later) {
+      if (decision.settlement.kind == transport::Settlement::Kind::retry_later) {
         text += " (next attempt in " + std::to_string(decision.settlement.delay.count()) + " ms)";
       }
       observability::log(final ? observability::LogLevel::error : observability::LogLevel::warn,
@@ -148,30 +191,70 @@ void Dispatcher::process(std::unique_ptr<Delivery> delivery) {
     }
     if (decision.run_again_now) {
       // Stopping: no in-process retry; let the broker hold it for the next start.
-      decision.settlement.kind = Settlement::Kind::retry_later;
+      decision.settlement.kind = transport::Settlement::Kind::retry_later;
       decision.settlement.next_attempt = attempt + 1;
       decision.settlement.delay = std::chrono::milliseconds(0);
     }
     settlement = std::move(decision.settlement);
     break;
   }
+  if (identity) {
+    crash_.watch->leave(crash_.first_slot + thread);
+    pass.reset();
+  }
   settlement.worker = options_.worker;
   settlement.attempt = attempt;
-  if (!find_header(message.headers, "traceparent")) {
-    // Keep the trace the host started for this message across its retries and dead-lettering.
-    settlement.headers_if_absent.emplace_back("traceparent", context.trace().child_traceparent());
+  // Keep the trace the host started for this message across its retries and dead-lettering.
+  context.trace().carry_into(message, settlement);
+  if (claim) {
+    // Before the ack: a crash between the two makes the redelivery a duplicate, not a rerun.
+    if (settlement.kind == transport::Settlement::Kind::ack)
+      remember_processed(*claim, message, trace_id);
+    claim.reset();  // not acked: released, so the retry (or another copy) runs the handler
   }
-  if (settlement.kind == Settlement::Kind::ack)
-    remember_processed(message, trace_id);
-  settle(*delivery, settlement, trace_id);
+  const bool settled = settle(*delivery, settlement, trace_id);
+  // It ran and the host survived: acked or dead-lettered, it is no suspect any more. (A retry
+  // keeps the suspicion: the next attempt runs alone too.)
+  if (settled && suspect &&
+      (settlement.kind == transport::Settlement::Kind::ack ||
+       settlement.kind == transport::Settlement::Kind::dead_letter)) {
+    crash_.watch->clear(*identity);
+  }
 }
 
-bool Dispatcher::already_processed(const InboundMessage& message,
-                                   std::string_view trace_id) noexcept {
+void Dispatcher::dead_letter_crasher(transport::Delivery& delivery, const CrashIdentity& identity,
+                                     const CrashRecord& record, const TraceContext& trace) {
+  const transport::InboundMessage& message = delivery.message();
+  const std::string_view trace_id = trace.trace_id;
+  const std::string crashes = std::to_string(record.crashes);
+  transport::Settlement settlement;
+  settlement.kind = transport::Settlement::Kind::dead_letter;
+  settlement.reason = "crash: the host died " + crashes + " time" +
+                      (record.crashes == 1 ? "" : "s") + " while handling this message";
+  settlement.worker = options_.worker;
+  settlement.attempt = std::max<std::uint32_t>(1, message.attempt);
+  settlement.extra_headers.emplace_back("x-warren-crashes", crashes);
+  trace.carry_into(message, settlement);
+  observability::log(observability::LogLevel::error,
+                     {options_.worker, message.message_id, settlement.attempt, trace_id},
+                     "dead-lettering without running it: " + settlement.reason + " (max_crashes " +
+                         std::to_string(options_.max_crashes) +
+                         ", last fatal signal: " + signal_name(record.last_signal) + ")");
+  if (settle(delivery, settlement, trace_id)) {
+    if (crash_.dead_lettered != nullptr)
+      crash_.dead_lettered->Increment();
+    crash_.watch->clear(identity);
+  }
+}
+
+bool Dispatcher::claim_or_duplicate(const transport::InboundMessage& message,
+                                    std::string_view trace_id,
+                                    std::unique_ptr<ProcessingClaim>& claim) noexcept {
   if (duplicate_filter_ == nullptr || message.message_id.empty())
     return false;
   try {
-    return duplicate_filter_->seen(message);
+    claim = duplicate_filter_->claim(message);
+    return claim == nullptr;
   } catch (const std::exception& e) {
     observability::log(observability::LogLevel::warn,
                        {options_.worker, message.message_id, message.attempt, trace_id},
@@ -181,12 +264,11 @@ bool Dispatcher::already_processed(const InboundMessage& message,
   }
 }
 
-void Dispatcher::remember_processed(const InboundMessage& message,
+void Dispatcher::remember_processed(ProcessingClaim& claim,
+                                    const transport::InboundMessage& message,
                                     std::string_view trace_id) noexcept {
-  if (duplicate_filter_ == nullptr || message.message_id.empty())
-    return;
   try {
-    duplicate_filter_->remember(message);
+    claim.processed();
   } catch (const std::exception& e) {
     observability::log(observability::LogLevel::warn,
                        {options_.worker, message.message_id, message.attempt, trace_id},
@@ -195,24 +277,26 @@ void Dispatcher::remember_processed(const InboundMessage& message,
   }
 }
 
-void Dispatcher::settle(Delivery& delivery, const Settlement& settlement,
+bool Dispatcher::settle(transport::Delivery& delivery, const transport::Settlement& settlement,
                         std::string_view trace_id) noexcept {
+  bool settled = false;
   try {
     delivery.settle(settlement);
     switch (settlement.kind) {
-      case Settlement::Kind::ack:
+      case transport::Settlement::Kind::ack:
         metrics_.settled_ack->Increment();
         break;
-      case Settlement::Kind::retry_later:
+      case transport::Settlement::Kind::retry_later:
         metrics_.settled_retry->Increment();
         break;
-      case Settlement::Kind::dead_letter:
+      case transport::Settlement::Kind::dead_letter:
         metrics_.settled_dead_letter->Increment();
         break;
-      case Settlement::Kind::requeue:
+      case transport::Settlement::Kind::requeue:
         metrics_.settled_requeue->Increment();
         break;
     }
+    settled = true;
   } catch (const std::exception& e) {
     // A message settled without being handled (drain, requeue) has no context: read its trace.
     const std::string own_trace_id =
@@ -226,6 +310,7 @@ void Dispatcher::settle(Delivery& delivery, const Settlement& settlement,
   }
   metrics_.in_flight->Decrement();
   in_flight_.fetch_sub(1);
+  return settled;
 }
 
 void Dispatcher::count_exception(std::uint32_t error_kind) noexcept {
@@ -247,7 +332,7 @@ void Dispatcher::count_exception(std::uint32_t error_kind) noexcept {
 bool Dispatcher::drain(std::chrono::steady_clock::time_point deadline) {
   inbox_.close();
   for (auto& delivery : inbox_.take_all())
-    settle(*delivery, Settlement::requeue());
+    settle(*delivery, transport::Settlement::requeue());
   std::unique_lock lock(exit_mutex_);
   return exit_cv_.wait_until(lock, deadline, [&] { return running_threads_ == 0; });
 }

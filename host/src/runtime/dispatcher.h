@@ -25,8 +25,11 @@
 #include "observability/metrics.h"
 #include "plugin/handler_instance.h"
 #include "runtime/bounded_queue.h"
-#include "runtime/transport.h"
+#include "runtime/crash_watch.h"
+#include "runtime/solo_gate.h"
+#include "runtime/trace_context.h"
 #include "runtime/worker_context.h"
+#include "transport/transport.h"
 
 namespace warren::runtime {
 
@@ -36,34 +39,57 @@ struct DispatcherOptions {
   std::uint16_t prefetch = 20;
   int concurrency = 1;
   config::RetryPolicy retry;
+  int max_crashes = 3;  // with crash accounting: dead-letter a message after this many host deaths
+};
+
+// Crash accounting (crash_watch.h) for one dispatcher: the host's watch, the journal slot of the
+// dispatcher's first thread (thread i uses first_slot + i), and the counter of its dead letters
+// for reason "crash".
+struct CrashHooks {
+  CrashWatch* watch = nullptr;  // nullptr: no crash accounting
+  std::size_t first_slot = 0;
+  prometheus::Counter* dead_lettered = nullptr;
 };
 
 // Idempotent consumers: checked before the handler runs, and told about a message the handler
 // acked just before the ack goes to the broker (so a crash in between redelivers a message that
 // is then recognised, never one that was processed but not recorded). Both may throw: a failed
 // check runs the handler anyway (at-least-once), a failed record still acks.
+// A message id held by the one delivery whose handler runs it (DuplicateFilter::claim).
+class ProcessingClaim {
+ public:
+  // Without processed(): released, not recorded (the handler failed; its retry must run).
+  virtual ~ProcessingClaim() = default;
+  // The handler succeeded and the message is about to be acked: record it as processed.
+  virtual void processed() = 0;
+};
+
 class DuplicateFilter {
  public:
   virtual ~DuplicateFilter() = default;
-  // True when this worker already processed this message id.
-  virtual bool seen(const InboundMessage& message) = 0;
-  virtual void remember(const InboundMessage& message) = 0;
+  // Checks and claims the message id for this worker in one step, so two copies handled at the
+  // same moment cannot both run: nullptr when the id was already processed (a duplicate), else
+  // the claim, held until processed() or destruction. Throws when the store cannot answer.
+  virtual std::unique_ptr<ProcessingClaim> claim(const transport::InboundMessage& message) = 0;
 };
 
-class Dispatcher final : public DeliverySink {
+class Dispatcher final : public transport::DeliverySink {
  public:
   Dispatcher(DispatcherOptions options, const plugin::HandlerInstance& handler,
-             WorkerContext& worker, Publisher* publisher, observability::WorkerMetrics metrics,
-             observability::Health* health);
+             WorkerContext& worker, transport::Publisher* publisher,
+             observability::WorkerMetrics metrics, observability::Health* health);
   ~Dispatcher() override;
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
 
   void set_duplicate_filter(DuplicateFilter* filter) { duplicate_filter_ = filter; }
+  // Before start(). Suspects run alone; those at max_crashes are dead-lettered unrun.
+  void set_crash_hooks(CrashHooks hooks) { crash_ = hooks; }
 
   void start();
   // DeliverySink: queues the delivery; after drain() began, hands it straight back (requeue).
-  void deliver(std::unique_ptr<Delivery> delivery) override;
+  void deliver(std::unique_ptr<transport::Delivery> delivery) override;
+  void deliver_all(std::vector<std::unique_ptr<transport::Delivery>>& deliveries) override;
 
   // Context::stop_requested() turns true for running handlers.
   void request_stop() noexcept { stop_requested_.store(true); }
@@ -72,27 +98,40 @@ class Dispatcher final : public DeliverySink {
   bool drain(std::chrono::steady_clock::time_point deadline);
 
   std::size_t in_flight() const noexcept { return in_flight_.load(); }
+  // Crash suspects waiting for the worker's other handlers to finish, to run alone.
+  int suspects_waiting() const { return solo_gate_.waiting_alone(); }
   const DispatcherOptions& options() const noexcept { return options_; }
 
  private:
-  void run_thread(std::shared_ptr<observability::LoopHeartbeat> heartbeat);
-  void process(std::unique_ptr<Delivery> delivery);
+  void run_thread(std::size_t thread, std::shared_ptr<observability::LoopHeartbeat> heartbeat);
+  // `thread`: the dispatcher thread's index (its crash journal slot).
+  void process(std::unique_ptr<transport::Delivery> delivery, std::size_t thread);
+  // Dead-letters a message the host died on max_crashes times, without running it.
+  void dead_letter_crasher(transport::Delivery& delivery, const CrashIdentity& identity,
+                           const CrashRecord& record, const TraceContext& trace);
   // trace_id: for the log line if settling fails (empty: read from the message's headers).
-  void settle(Delivery& delivery, const Settlement& settlement,
+  // True when the transport took the settlement.
+  bool settle(transport::Delivery& delivery, const transport::Settlement& settlement,
               std::string_view trace_id = {}) noexcept;
   void count_exception(std::uint32_t error_kind) noexcept;
-  bool already_processed(const InboundMessage& message, std::string_view trace_id) noexcept;
-  void remember_processed(const InboundMessage& message, std::string_view trace_id) noexcept;
+  // True for a duplicate. Otherwise `claim` holds the id while the handler runs (null without a
+  // filter, or when the store cannot answer: then the message is handled anyway).
+  bool claim_or_duplicate(const transport::InboundMessage& message, std::string_view trace_id,
+                          std::unique_ptr<ProcessingClaim>& claim) noexcept;
+  void remember_processed(ProcessingClaim& claim, const transport::InboundMessage& message,
+                          std::string_view trace_id) noexcept;
 
   const DispatcherOptions options_;
   const plugin::HandlerInstance& handler_;
   WorkerContext& worker_;
-  Publisher* publisher_;
+  transport::Publisher* publisher_;
   observability::WorkerMetrics metrics_;
   observability::Health* health_;
   DuplicateFilter* duplicate_filter_ = nullptr;
+  CrashHooks crash_;
+  SoloGate solo_gate_;
 
-  BoundedQueue<std::unique_ptr<Delivery>> inbox_;
+  BoundedQueue<std::unique_ptr<transport::Delivery>> inbox_;
   std::vector<std::thread> threads_;
   std::atomic<bool> stop_requested_{false};
   std::atomic<std::size_t> in_flight_{0};

@@ -62,14 +62,15 @@ void Host::set_duplicate_filter(const std::string& worker, DuplicateFilter* filt
 }
 
 bool Host::ready() const noexcept {
-  Transport* transport = transport_.load();
+  transport::Transport* transport = transport_.load();
   return running_.load() && transport != nullptr && transport->ready();
 }
 
-bool Host::run(Transport& transport, ShutdownSignal& shutdown,
+bool Host::run(transport::Transport& transport, ShutdownSignal& shutdown,
                const std::function<void()>& on_started) {
   transport_ = &transport;
-  std::vector<Subscription> subscriptions;
+  std::vector<transport::Subscription> subscriptions;
+  std::size_t next_slot = 0;  // crash journal slots, handed out in the config's order
   for (auto& worker : workers_) {
     const auto& spec = *worker->config;
     DispatcherOptions options;
@@ -78,12 +79,21 @@ bool Host::run(Transport& transport, ShutdownSignal& shutdown,
     options.prefetch = static_cast<std::uint16_t>(spec.prefetch);
     options.concurrency = spec.concurrency;
     options.retry = spec.retry;
+    options.max_crashes = spec.max_crashes;
     worker->dispatcher =
         std::make_unique<Dispatcher>(options, *worker->handler, *worker->context, &transport,
                                      metrics_.worker(spec.name, spec.queue), health_);
     worker->dispatcher->set_duplicate_filter(worker->duplicate_filter);
+    CrashHooks crash_hooks;
+    crash_hooks.first_slot = next_slot;
+    next_slot += static_cast<std::size_t>(std::max(1, spec.concurrency));
+    crash_hooks.dead_lettered = &metrics_.dead_lettered(spec.name, "crash");
+    metrics_.crash_suspects(spec.name);  // exposed at 0 from the start
+    if (crash_watch_ != nullptr && next_slot <= crash_watch_->slots())
+      crash_hooks.watch = crash_watch_;
+    worker->dispatcher->set_crash_hooks(crash_hooks);
     worker->dispatcher->start();
-    Subscription subscription;
+    transport::Subscription subscription;
     subscription.worker = spec.name;
     subscription.queue = spec.queue;
     subscription.prefetch = options.prefetch;

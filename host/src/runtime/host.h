@@ -14,10 +14,11 @@
 #include "observability/metrics.h"
 #include "plugin/handler_instance.h"
 #include "plugin/plugin_library.h"
+#include "runtime/crash_watch.h"
 #include "runtime/dispatcher.h"
 #include "runtime/shutdown.h"
-#include "runtime/transport.h"
 #include "runtime/worker_context.h"
+#include "transport/transport.h"
 
 namespace warren::runtime {
 
@@ -43,13 +44,17 @@ class Host {
   // Makes a worker idempotent (issue: idempotent consumers). Before run(); `filter` outlives it.
   void set_duplicate_filter(const std::string& worker, DuplicateFilter* filter);
 
+  // Crash accounting (crash_watch.h) for every worker, one journal slot per handler thread in
+  // the config's order. Before run(); `watch` outlives it. Without it, none.
+  void set_crash_watch(CrashWatch* watch) { crash_watch_ = watch; }
+
   // Starts the workers on `transport`, runs until `shutdown` is requested, then stops
   // gracefully within [host] shutdown_timeout. Returns true when every in-flight message was
   // settled in time (false: some handlers were still running; the caller should exit without
   // running destructors, and the broker requeues their messages).
   // `on_started` runs once the transport started (its topology is declared): the place for
   // whatever publishes into that topology, such as outbox relays.
-  bool run(Transport& transport, ShutdownSignal& shutdown,
+  bool run(transport::Transport& transport, ShutdownSignal& shutdown,
            const std::function<void()>& on_started = {});
 
   // Readiness as /readyz reports it: started, not stopping, and the transport is ready.
@@ -61,8 +66,9 @@ class Host {
   const config::Config& config_;
   observability::Metrics& metrics_;
   observability::Health* health_;
+  CrashWatch* crash_watch_ = nullptr;
   std::vector<std::unique_ptr<Worker>> workers_;
-  std::atomic<Transport*> transport_{nullptr};
+  std::atomic<transport::Transport*> transport_{nullptr};
   std::atomic<bool> running_{false};
 };
 

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <chrono>
 
+#include "config/routing_table.h"
 #include "observability/log.h"
-#include "runtime/ids.h"
-#include "runtime/routing.h"
+#include "observability/timestamp.h"
+#include "transport/failure_headers.h"
+#include "transport/ids.h"
 
 namespace warren::runtime {
 
@@ -16,34 +18,47 @@ struct InMemoryTransport::Queue {
   std::size_t capacity = 0;  // 0: unbounded
   std::string dead_letter_exchange;
   std::string dead_letter_routing_key;
-  std::deque<InboundMessage> ready;
+  std::deque<transport::InboundMessage> ready;
 };
 
 struct InMemoryTransport::Consumer {
-  Subscription subscription;
+  struct InFlight {
+    transport::InboundMessage message;
+    std::shared_ptr<std::atomic<bool>> stale;
+  };
+  transport::Subscription subscription;
   Queue* queue = nullptr;
-  std::size_t unsettled = 0;
+  std::uint64_t next_sequence = 0;
+  std::map<std::uint64_t, InFlight> unsettled;  // by delivery sequence
   std::thread thread;
 };
 
-class InMemoryTransport::MemoryDelivery final : public Delivery {
+class InMemoryTransport::MemoryDelivery final : public transport::Delivery {
  public:
-  MemoryDelivery(InMemoryTransport& transport, Consumer& consumer, InboundMessage message)
-      : transport_(transport), consumer_(consumer), message_(std::move(message)) {}
-  const InboundMessage& message() const noexcept override { return message_; }
-  void settle(const Settlement& settlement) override {
-    transport_.settle(consumer_, message_, settlement);
+  MemoryDelivery(InMemoryTransport& transport, Consumer& consumer, std::uint64_t sequence,
+                 transport::InboundMessage message, std::shared_ptr<std::atomic<bool>> stale)
+      : transport_(transport),
+        consumer_(consumer),
+        sequence_(sequence),
+        message_(std::move(message)),
+        stale_(std::move(stale)) {}
+  const transport::InboundMessage& message() const noexcept override { return message_; }
+  bool stale() const noexcept override { return stale_->load(); }
+  void settle(const transport::Settlement& settlement) override {
+    transport_.settle(consumer_, sequence_, settlement);
   }
 
  private:
   InMemoryTransport& transport_;
   Consumer& consumer_;
-  InboundMessage message_;
+  const std::uint64_t sequence_;
+  const transport::InboundMessage message_;
+  const std::shared_ptr<std::atomic<bool>> stale_;
 };
 
 InMemoryTransport::InMemoryTransport(const config::Config& config,
                                      std::chrono::milliseconds publish_timeout)
-    : config_(config), publish_timeout_(publish_timeout) {
+    : config_(config), routing_(config::routing_table(config)), publish_timeout_(publish_timeout) {
   for (const auto& spec : config_.queues) {
     auto queue = std::make_unique<Queue>();
     queue->name = spec.name;
@@ -68,13 +83,13 @@ InMemoryTransport::~InMemoryTransport() {
     timer_thread_.join();
 }
 
-void InMemoryTransport::start(const std::vector<Subscription>& subscriptions) {
+void InMemoryTransport::start(const std::vector<transport::Subscription>& subscriptions) {
   std::unique_lock lock(mutex_);
   for (const auto& subscription : subscriptions) {
     auto it = queues_.find(subscription.queue);
     if (it == queues_.end()) {
-      throw TransportError("queue '" + subscription.queue + "' of worker '" + subscription.worker +
-                           "' does not exist");
+      throw transport::TransportError("queue '" + subscription.queue + "' of worker '" +
+                                      subscription.worker + "' does not exist");
     }
     auto consumer = std::make_unique<Consumer>();
     consumer->subscription = subscription;
@@ -93,17 +108,19 @@ void InMemoryTransport::consume_loop(Consumer& consumer) {
   for (;;) {
     changed_.wait(lock, [&] {
       return !consuming_ || (!consumer.queue->ready.empty() &&
-                             consumer.unsettled < consumer.subscription.prefetch);
+                             consumer.unsettled.size() < consumer.subscription.prefetch);
     });
     if (!consuming_)
       return;
-    InboundMessage message = std::move(consumer.queue->ready.front());
+    transport::InboundMessage message = std::move(consumer.queue->ready.front());
     consumer.queue->ready.pop_front();
-    ++consumer.unsettled;
+    const std::uint64_t sequence = consumer.next_sequence++;
+    auto stale = std::make_shared<std::atomic<bool>>(false);
+    consumer.unsettled.emplace(sequence, Consumer::InFlight{message, stale});
     changed_.notify_all();  // room in the queue for waiting publishers
     lock.unlock();
-    consumer.subscription.sink->deliver(
-        std::make_unique<MemoryDelivery>(*this, consumer, std::move(message)));
+    consumer.subscription.sink->deliver(std::make_unique<MemoryDelivery>(
+        *this, consumer, sequence, std::move(message), std::move(stale)));
     lock.lock();
   }
 }
@@ -125,20 +142,39 @@ void InMemoryTransport::stop_consuming() {
 
 void InMemoryTransport::close() {
   stop_consuming();
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
+  return_unsettled_locked(lock);
   closing_ = true;
   changed_.notify_all();
 }
 
+void InMemoryTransport::lose_connection() {
+  std::unique_lock lock(mutex_);
+  return_unsettled_locked(lock);
+}
+
+void InMemoryTransport::return_unsettled_locked(std::unique_lock<std::mutex>& lock) {
+  for (auto& consumer : consumers_) {
+    // Back to the front in delivery order: the last one pushed first.
+    for (auto it = consumer->unsettled.rbegin(); it != consumer->unsettled.rend(); ++it) {
+      it->second.stale->store(true);
+      it->second.message.redelivered = true;
+      push_locked(lock, *consumer->queue, std::move(it->second.message), Placement::front);
+    }
+    consumer->unsettled.clear();
+  }
+  changed_.notify_all();
+}
+
 void InMemoryTransport::push_locked(std::unique_lock<std::mutex>& lock, Queue& queue,
-                                    InboundMessage message, Placement placement) {
+                                    transport::InboundMessage message, Placement placement) {
   if (placement == Placement::back_when_room && queue.capacity > 0) {
     const bool room = changed_.wait_for(
         lock, publish_timeout_, [&] { return closing_ || queue.ready.size() < queue.capacity; });
     if (!room || closing_) {
-      throw PublishError(PublishError::Reason::timeout,
-                         "queue '" + queue.name + "' stayed full for " +
-                             std::to_string(publish_timeout_.count()) + " ms");
+      throw transport::PublishError(transport::PublishError::Reason::timeout,
+                                    "queue '" + queue.name + "' stayed full for " +
+                                        std::to_string(publish_timeout_.count()) + " ms");
     }
   }
   message.queue = queue.name;
@@ -150,55 +186,44 @@ void InMemoryTransport::push_locked(std::unique_lock<std::mutex>& lock, Queue& q
   changed_.notify_all();
 }
 
-void InMemoryTransport::enqueue(const std::string& queue, InboundMessage message) {
+void InMemoryTransport::enqueue(const std::string& queue, transport::InboundMessage message) {
   std::unique_lock lock(mutex_);
   auto it = queues_.find(queue);
   if (it == queues_.end())
-    throw TransportError("no queue named '" + queue + "'");
+    throw transport::TransportError("no queue named '" + queue + "'");
   if (message.message_id.empty())
-    message.message_id = random_uuid();
+    message.message_id = transport::random_uuid();
   push_locked(lock, *it->second, std::move(message), Placement::back_when_room);
 }
 
 bool InMemoryTransport::route_locked(const std::string& exchange, const std::string& routing_key,
-                                     const TextHeaders& headers, std::vector<Queue*>& targets) {
-  if (exchange.empty()) {
-    if (auto it = queues_.find(routing_key); it != queues_.end())
-      targets.push_back(it->second.get());
-    return true;
-  }
-  const config::ExchangeConfig* spec = config_.find_exchange(exchange);
-  if (spec == nullptr)
+                                     const transport::TextHeaders& headers,
+                                     std::vector<Queue*>& targets) {
+  const auto queues = routing_.route(exchange, routing_key, headers);
+  if (!queues)
     return false;
-  for (const auto& queue_spec : config_.queues) {
-    for (const auto& binding : queue_spec.bindings) {
-      if (binding.exchange == exchange &&
-          binding_matches(spec->type, binding, routing_key, headers)) {
-        targets.push_back(queues_.at(queue_spec.name).get());
-        break;
-      }
-    }
-  }
+  for (const auto& name : *queues)
+    targets.push_back(queues_.at(name).get());
   return true;
 }
 
-void InMemoryTransport::publish(const OutboundMessage& message) {
+void InMemoryTransport::publish(const transport::OutboundMessage& message) {
   std::unique_lock lock(mutex_);
   std::vector<Queue*> targets;
   if (!route_locked(message.exchange, message.routing_key, message.headers, targets)) {
-    throw PublishError(PublishError::Reason::nacked,
-                       "NOT_FOUND - no exchange '" + message.exchange + "'");
+    throw transport::PublishError(transport::PublishError::Reason::nacked,
+                                  "NOT_FOUND - no exchange '" + message.exchange + "'");
   }
   if (targets.empty() && message.mandatory) {
-    throw PublishError(PublishError::Reason::returned,
-                       "unroutable: no queue is bound to exchange '" + message.exchange +
-                           "' for routing key '" + message.routing_key + "'");
+    throw transport::PublishError(transport::PublishError::Reason::returned,
+                                  "unroutable: no queue is bound to exchange '" + message.exchange +
+                                      "' for routing key '" + message.routing_key + "'");
   }
   for (Queue* queue : targets) {
-    InboundMessage copy;
+    transport::InboundMessage copy;
     copy.exchange = message.exchange;
     copy.routing_key = message.routing_key;
-    copy.message_id = message.message_id.empty() ? random_uuid() : message.message_id;
+    copy.message_id = message.message_id.empty() ? transport::random_uuid() : message.message_id;
     copy.content_type = message.content_type;
     copy.body = message.body;
     copy.headers = message.headers;
@@ -206,47 +231,49 @@ void InMemoryTransport::publish(const OutboundMessage& message) {
   }
 }
 
-void InMemoryTransport::settle(Consumer& consumer, InboundMessage message,
-                               const Settlement& settlement) {
+void InMemoryTransport::settle(Consumer& consumer, std::uint64_t sequence,
+                               const transport::Settlement& settlement) {
   std::unique_lock lock(mutex_);
-  --consumer.unsettled;
+  auto in_flight = consumer.unsettled.find(sequence);
+  if (in_flight == consumer.unsettled.end())
+    return;  // stale: the message went back to its queue with the connection
+  transport::InboundMessage message = std::move(in_flight->second.message);
+  consumer.unsettled.erase(in_flight);
   changed_.notify_all();
   switch (settlement.kind) {
-    case Settlement::Kind::ack:
+    case transport::Settlement::Kind::ack:
       return;
-    case Settlement::Kind::requeue:
+    case transport::Settlement::Kind::requeue:
       message.redelivered = true;
       push_locked(lock, *consumer.queue, std::move(message), Placement::front);
       return;
-    case Settlement::Kind::retry_later: {
+    case transport::Settlement::Kind::retry_later: {
+      transport::add_retry_headers(message.headers, message, settlement,
+                                   observability::utc_now_rfc3339());
       message.attempt = settlement.next_attempt;
       message.redelivered = false;
-      set_header(message.headers, "x-warren-attempt", std::to_string(settlement.next_attempt));
-      for (const auto& [name, value] : settlement.headers_if_absent)
-        set_header_if_absent(message.headers, name, value);
       timers_.push_back(Timer{std::chrono::steady_clock::now() + settlement.delay,
                               consumer.queue->name, std::move(message)});
       changed_.notify_all();
       return;
     }
-    case Settlement::Kind::dead_letter:
+    case transport::Settlement::Kind::dead_letter:
       dead_letter_locked(lock, consumer, std::move(message), settlement);
       return;
   }
 }
 
 void InMemoryTransport::dead_letter_locked(std::unique_lock<std::mutex>& lock, Consumer& consumer,
-                                           InboundMessage message, const Settlement& settlement) {
+                                           transport::InboundMessage message,
+                                           const transport::Settlement& settlement) {
   const std::string& exchange = consumer.subscription.dead_letter_exchange.empty()
                                     ? consumer.queue->dead_letter_exchange
                                     : consumer.subscription.dead_letter_exchange;
   const std::string routing_key = consumer.queue->dead_letter_routing_key.empty()
                                       ? message.routing_key
                                       : consumer.queue->dead_letter_routing_key;
-  message.headers.emplace_back("x-warren-error", settlement.reason.substr(0, 1024));
-  message.headers.emplace_back("x-warren-worker", settlement.worker);
-  message.headers.emplace_back("x-warren-original-exchange", message.exchange);
-  message.headers.emplace_back("x-warren-original-routing-key", message.routing_key);
+  transport::add_dead_letter_headers(message.headers, message, settlement,
+                                     observability::utc_now_rfc3339());
   std::vector<Queue*> targets;
   if (exchange.empty() || !route_locked(exchange, routing_key, message.headers, targets) ||
       targets.empty()) {
@@ -286,7 +313,7 @@ std::size_t InMemoryTransport::unsettled() const {
   std::lock_guard lock(mutex_);
   std::size_t total = 0;
   for (const auto& consumer : consumers_)
-    total += consumer->unsettled;
+    total += consumer->unsettled.size();
   return total;
 }
 

@@ -1,55 +1,62 @@
 // See message_context.h.
 #include "runtime/message_context.h"
 
-#include <cxxabi.h>
-
-#include <cstdlib>
-#include <memory>
+#include <exception>
+#include <utility>
 
 #include "observability/log.h"
 
 namespace warren::runtime {
 namespace {
 
-// Strings a plugin hands us are bounded: a wild size is a bug in the plugin, not a reason to
-// copy gigabytes.
-constexpr std::size_t kMaxReportedText = 64 * 1024;
-
-std::string bounded(warren_str s) {
-  if (s.data == nullptr)
-    return {};
-  return std::string(s.data, std::min(s.size, kMaxReportedText));
+// "<exception type>: <what()>", the reason a thrown exception leaves in logs and dead letters;
+// `unnamed` stands for the type when the plugin could not name it.
+std::string thrown_reason(const host_abi::ReportedOutcome& outcome, const char* unnamed) {
+  return (outcome.exception_type.empty() ? std::string(unnamed) : outcome.exception_type) + ": " +
+         outcome.reason;
 }
 
-std::string_view view(warren_str s) {
-  return s.data == nullptr ? std::string_view{} : std::string_view(s.data, s.size);
+// What the dispatcher's retry decision acts on, from the handler's checked report.
+HandlerResult handler_result(const host_abi::ReportedOutcome& outcome) {
+  HandlerResult result;
+  result.reason = outcome.reason;
+  switch (outcome.kind) {
+    case host_abi::ReportedOutcome::Kind::ack:
+      result.kind = HandlerResult::Kind::ack;
+      break;
+    case host_abi::ReportedOutcome::Kind::retry:
+      result.kind = outcome.threw() ? HandlerResult::Kind::failed : HandlerResult::Kind::retry;
+      if (outcome.threw())
+        result.reason = thrown_reason(outcome, "unknown exception");
+      else
+        result.delay = outcome.delay;
+      break;
+    case host_abi::ReportedOutcome::Kind::dead_letter:
+      result.kind = outcome.threw() ? HandlerResult::Kind::failed_permanent
+                                    : HandlerResult::Kind::dead_letter;
+      if (outcome.threw())
+        result.reason = thrown_reason(outcome, "warren::PermanentError");
+      else if (result.reason.empty())
+        result.reason = "dead-lettered by the handler";
+      break;
+    case host_abi::ReportedOutcome::Kind::invalid:
+      result.kind = HandlerResult::Kind::invalid;
+      break;
+  }
+  return result;
 }
 
 }  // namespace
 
-std::string demangle(std::string_view mangled) {
-  if (mangled.empty())
-    return {};
-  const std::string name(mangled);
-  int status = 0;
-  std::unique_ptr<char, decltype(&std::free)> readable(
-      abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), &std::free);
-  return status == 0 && readable ? std::string(readable.get()) : name;
-}
-
-MessageContext::MessageContext(const InboundMessage& message, WorkerContext& worker,
-                               Publisher* publisher, const std::atomic<bool>& stop_requested)
+MessageContext::MessageContext(const transport::InboundMessage& message, WorkerContext& worker,
+                               transport::Publisher* publisher,
+                               const std::atomic<bool>& stop_requested)
     : message_(message),
       worker_(worker),
       publisher_(publisher),
       stop_requested_(stop_requested),
       trace_(TraceContext::from_headers(message.headers)),
       attempt_(message.attempt) {}
-
-MessageContext::~MessageContext() {
-  if (scope_ != nullptr && destroy_scope_ != nullptr)
-    destroy_scope_(scope_);
-}
 
 void MessageContext::begin_attempt(std::uint32_t attempt) noexcept {
   attempt_ = attempt;
@@ -68,40 +75,27 @@ HandlerResult MessageContext::result() const {
   return result_;
 }
 
-void MessageContext::log(plugin::LogLevel level, std::string_view text) noexcept {
-  observability::log(to_log_level(level),
-                     {worker_.worker_name(), message_.message_id, attempt_, trace_.trace_id}, text);
+void MessageContext::log(LogLevel level, std::string_view text) noexcept {
+  observability::log(level, {worker_.worker_name(), message_.message_id, attempt_, trace_.trace_id},
+                     text);
 }
 
 std::optional<std::string_view> MessageContext::header(std::string_view name) const noexcept {
-  return find_header(message_.headers, name);
+  return transport::find_header(message_.headers, name);
 }
 
-void MessageContext::set_scope(void* scope, warren_scope_destroy_fn destroy) noexcept {
-  if (scope_ != nullptr && destroy_scope_ != nullptr && scope_ != scope)
-    destroy_scope_(scope_);
-  scope_ = scope;
-  destroy_scope_ = destroy;
-}
-
-std::optional<std::string> MessageContext::publish(const warren_publish_request& request) noexcept {
+std::optional<std::string> MessageContext::publish(OutgoingMessage message) noexcept {
   try {
     if (publisher_ == nullptr)
       return std::string("publishing is not available in this host");
-    if (request.struct_size < sizeof(warren_publish_request)) {
-      return std::string("publish request from an incompatible SDK (struct too small)");
-    }
-    OutboundMessage out;
-    out.exchange = view(request.exchange);
-    out.routing_key = view(request.routing_key);
-    out.body = view(request.body);
-    out.content_type = view(request.content_type);
-    out.message_id = view(request.message_id);
-    for (std::size_t i = 0; i < request.header_count; ++i) {
-      out.headers.emplace_back(std::string(view(request.header_names[i])),
-                               std::string(view(request.header_values[i])));
-    }
-    if (!find_header(out.headers, "traceparent")) {
+    transport::OutboundMessage out;
+    out.exchange = std::move(message.exchange);
+    out.routing_key = std::move(message.routing_key);
+    out.body = std::move(message.body);
+    out.content_type = std::move(message.content_type);
+    out.message_id = std::move(message.message_id);
+    out.headers = std::move(message.headers);
+    if (!transport::find_header(out.headers, "traceparent")) {
       out.headers.emplace_back("traceparent", trace_.child_traceparent());
       if (!trace_.tracestate.empty())
         out.headers.emplace_back("tracestate", trace_.tracestate);
@@ -115,57 +109,15 @@ std::optional<std::string> MessageContext::publish(const warren_publish_request&
   }
 }
 
-void MessageContext::report(const warren_outcome& outcome) noexcept {
+void MessageContext::report(host_abi::ReportedOutcome outcome) noexcept {
   try {
     if (reported_) {
-      log(plugin::LogLevel::warn, "the handler reported a second outcome; the first one stands");
+      log(LogLevel::warn, "the handler reported a second outcome; the first one stands");
       return;
     }
     reported_ = true;
-    HandlerResult result;
-    if (outcome.struct_size < sizeof(warren_outcome)) {
-      result.kind = HandlerResult::Kind::invalid;
-      result.reason = "the handler reported an outcome from an incompatible SDK";
-      result_ = std::move(result);
-      return;
-    }
-    error_kind_ = outcome.error_kind;
-    const std::string type = demangle(view(outcome.error_type));
-    switch (outcome.kind) {
-      case WARREN_OUTCOME_ACK:
-        result.kind = HandlerResult::Kind::ack;
-        break;
-      case WARREN_OUTCOME_RETRY:
-        result.kind = HandlerResult::Kind::retry;
-        if (outcome.delay_ms >= 0)
-          result.delay = std::chrono::milliseconds(outcome.delay_ms);
-        if (outcome.delay_ms < -1) {
-          result.kind = HandlerResult::Kind::invalid;
-          result.reason = "the handler asked for a negative retry delay";
-        }
-        break;
-      case WARREN_OUTCOME_DEAD_LETTER:
-        result.kind = HandlerResult::Kind::dead_letter;
-        result.reason = bounded(outcome.reason);
-        if (result.reason.empty())
-          result.reason = "dead-lettered by the handler";
-        break;
-      case WARREN_OUTCOME_THREW:
-        result.kind = HandlerResult::Kind::failed;
-        result.reason = (type.empty() ? std::string("unknown exception") : type) + ": " +
-                        bounded(outcome.reason);
-        break;
-      case WARREN_OUTCOME_THREW_PERMANENT:
-        result.kind = HandlerResult::Kind::failed_permanent;
-        result.reason = (type.empty() ? std::string("warren::PermanentError") : type) + ": " +
-                        bounded(outcome.reason);
-        break;
-      default:
-        result.kind = HandlerResult::Kind::invalid;
-        result.reason =
-            "the handler returned an invalid outcome (kind " + std::to_string(outcome.kind) + ")";
-    }
-    result_ = std::move(result);
+    error_kind_ = static_cast<std::uint32_t>(outcome.error);
+    result_ = handler_result(outcome);
   } catch (...) {
     result_ = HandlerResult{};
   }

@@ -9,19 +9,19 @@
 #include <optional>
 #include <string>
 
-#include "plugin/host_services.h"
 #include "runtime/retry_decision.h"
 #include "runtime/trace_context.h"
-#include "runtime/transport.h"
 #include "runtime/worker_context.h"
+#include "transport/transport.h"
+#include "warren/host_abi/message_scope.h"
+#include "warren/host_abi/services.h"
 
 namespace warren::runtime {
 
-class MessageContext final : public plugin::MessageServices {
+class MessageContext final : public host_abi::MessageServices {
  public:
-  MessageContext(const InboundMessage& message, WorkerContext& worker, Publisher* publisher,
-                 const std::atomic<bool>& stop_requested);
-  ~MessageContext() override;
+  MessageContext(const transport::InboundMessage& message, WorkerContext& worker,
+                 transport::Publisher* publisher, const std::atomic<bool>& stop_requested);
   MessageContext(const MessageContext&) = delete;
   MessageContext& operator=(const MessageContext&) = delete;
 
@@ -35,32 +35,31 @@ class MessageContext final : public plugin::MessageServices {
   const TraceContext& trace() const noexcept { return trace_; }
   std::uint32_t attempt() const noexcept { return attempt_; }
 
-  // plugin::MessageServices
-  void log(plugin::LogLevel level, std::string_view text) noexcept override;
+  // host_abi::MessageServices
+  void log(LogLevel level, std::string_view text) noexcept override;
   std::optional<std::string_view> header(std::string_view name) const noexcept override;
   bool stop_requested() const noexcept override { return stop_requested_.load(); }
-  void* scope() const noexcept override { return scope_; }
-  void set_scope(void* scope, warren_scope_destroy_fn destroy) noexcept override;
-  std::optional<std::string> publish(const warren_publish_request& request) noexcept override;
-  void report(const warren_outcome& outcome) noexcept override;
+  void* scope() const noexcept override { return scope_.get(); }
+  void set_scope(void* scope, warren_scope_destroy_fn destroy) noexcept override {
+    scope_.set(scope, destroy);
+  }
+  std::optional<std::string> publish(OutgoingMessage message) noexcept override;
+  void report(host_abi::ReportedOutcome outcome) noexcept override;
 
  private:
-  const InboundMessage& message_;
+  const transport::InboundMessage& message_;
   WorkerContext& worker_;
-  Publisher* publisher_;
+  transport::Publisher* publisher_;
   const std::atomic<bool>& stop_requested_;
   TraceContext trace_;
   std::uint32_t attempt_ = 1;
 
-  void* scope_ = nullptr;
-  warren_scope_destroy_fn destroy_scope_ = nullptr;
+  // Destroyed with this context: the plugin's scoped objects die when the message is settled.
+  host_abi::MessageScope scope_;
 
   bool reported_ = false;
   HandlerResult result_;
   std::uint32_t error_kind_ = WARREN_ERROR_NONE;
 };
-
-// "std::runtime_error" from a mangled name; the name itself when it cannot be demangled.
-std::string demangle(std::string_view mangled);
 
 }  // namespace warren::runtime

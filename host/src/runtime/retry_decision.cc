@@ -2,29 +2,32 @@
 #include "runtime/retry_decision.h"
 
 #include <algorithm>
-#include <cmath>
 
 namespace warren::runtime {
 
 std::chrono::milliseconds backoff_delay(const config::RetryPolicy& policy,
                                         std::uint32_t retry_number, double random01) {
-  using config::RetryPolicy;
-  double base_ms = 0;
+  return backoff_policy(policy).delay_after(retry_number, random01);
+}
+
+transport::BackoffPolicy backoff_policy(const config::RetryPolicy& policy) {
+  using Growth = transport::BackoffPolicy::Growth;
+  transport::BackoffPolicy backoff;
   switch (policy.backoff) {
-    case RetryPolicy::Backoff::none:
-      return std::chrono::milliseconds(0);
-    case RetryPolicy::Backoff::fixed:
-      base_ms = static_cast<double>(policy.initial.count());
+    case config::RetryPolicy::Backoff::none:
+      backoff.growth = Growth::none;
       break;
-    case RetryPolicy::Backoff::exponential: {
-      const double exponent = std::min<double>(retry_number == 0 ? 0 : retry_number - 1, 62);
-      base_ms = static_cast<double>(policy.initial.count()) * std::pow(2.0, exponent);
+    case config::RetryPolicy::Backoff::fixed:
+      backoff.growth = Growth::fixed;
       break;
-    }
+    case config::RetryPolicy::Backoff::exponential:
+      backoff.growth = Growth::exponential;
+      break;
   }
-  base_ms = std::min(base_ms, static_cast<double>(policy.max.count()));
-  const double stretched = base_ms * (1.0 + policy.jitter * std::clamp(random01, 0.0, 1.0));
-  return std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(stretched)));
+  backoff.initial = policy.initial;
+  backoff.max = policy.max;
+  backoff.jitter = policy.jitter;
+  return backoff;
 }
 
 RetryDecision decide(const config::RetryPolicy& policy, const HandlerResult& result,
@@ -33,11 +36,11 @@ RetryDecision decide(const config::RetryPolicy& policy, const HandlerResult& res
   decision.settlement.attempt = attempt;
   switch (result.kind) {
     case HandlerResult::Kind::ack:
-      decision.settlement.kind = Settlement::Kind::ack;
+      decision.settlement.kind = transport::Settlement::Kind::ack;
       return decision;
     case HandlerResult::Kind::dead_letter:
     case HandlerResult::Kind::failed_permanent:
-      decision.settlement.kind = Settlement::Kind::dead_letter;
+      decision.settlement.kind = transport::Settlement::Kind::dead_letter;
       decision.settlement.reason = result.reason;
       return decision;
     case HandlerResult::Kind::retry:
@@ -47,7 +50,7 @@ RetryDecision decide(const config::RetryPolicy& policy, const HandlerResult& res
   }
   const auto max_attempts = static_cast<std::uint32_t>(std::max(1, policy.max_attempts));
   if (attempt >= max_attempts) {
-    decision.settlement.kind = Settlement::Kind::dead_letter;
+    decision.settlement.kind = transport::Settlement::Kind::dead_letter;
     decision.settlement.reason =
         "gave up after " + std::to_string(attempt) + " attempt" + (attempt == 1 ? "" : "s") + ": " +
         (result.reason.empty() ? "the handler asked for a retry" : result.reason);
@@ -58,7 +61,7 @@ RetryDecision decide(const config::RetryPolicy& policy, const HandlerResult& res
     decision.run_again_now = true;
     return decision;
   }
-  decision.settlement.kind = Settlement::Kind::retry_later;
+  decision.settlement.kind = transport::Settlement::Kind::retry_later;
   decision.settlement.next_attempt = attempt + 1;
   decision.settlement.reason = result.reason;
   decision.settlement.delay =

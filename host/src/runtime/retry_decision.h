@@ -13,7 +13,8 @@
 #include <string>
 
 #include "config/config.h"
-#include "runtime/transport.h"
+#include "transport/backoff.h"
+#include "transport/transport.h"
 
 namespace warren::runtime {
 
@@ -33,7 +34,7 @@ struct HandlerResult {
 
 struct RetryDecision {
   bool run_again_now = false;
-  Settlement settlement;
+  transport::Settlement settlement;
 };
 
 // `random01` in [0, 1) draws the jitter.
@@ -44,5 +45,8 @@ RetryDecision decide(const config::RetryPolicy& policy, const HandlerResult& res
 // (jitter only stretches a delay, never shortens it).
 std::chrono::milliseconds backoff_delay(const config::RetryPolicy& policy,
                                         std::uint32_t retry_number, double random01);
+
+// A worker's retry policy as the shared backoff (transport/backoff.h).
+transport::BackoffPolicy backoff_policy(const config::RetryPolicy& policy);
 
 }  // namespace warren::runtime

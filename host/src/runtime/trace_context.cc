@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "runtime/ids.h"
+#include "transport/ids.h"
 
 namespace warren::runtime {
 namespace {
@@ -29,9 +29,9 @@ bool has_valid_length(std::string_view traceparent) {
 
 }  // namespace
 
-TraceContext TraceContext::from_headers(const TextHeaders& headers) {
+TraceContext TraceContext::from_headers(const transport::TextHeaders& headers) {
   TraceContext context;
-  const auto parent = find_header(headers, "traceparent");
+  const auto parent = transport::find_header(headers, "traceparent");
   // 2 + 1 + 32 + 1 + 16 + 1 + 2 = 55 characters for version 00.
   if (parent && has_valid_length(*parent) && (*parent)[2] == '-' && (*parent)[35] == '-' &&
       (*parent)[52] == '-') {
@@ -44,17 +44,29 @@ TraceContext TraceContext::from_headers(const TextHeaders& headers) {
       context.trace_id = trace;
       context.parent_id = span;
       context.flags = flags;
-      if (const auto state = find_header(headers, "tracestate"))
+      if (const auto state = transport::find_header(headers, "tracestate"))
         context.tracestate = *state;
       return context;
     }
   }
-  context.trace_id = random_hex(16);
+  context.trace_id = transport::random_hex(16);
+  context.started_here = true;
   return context;
 }
 
 std::string TraceContext::child_traceparent() const {
-  return "00-" + trace_id + "-" + random_hex(8) + "-" + flags;
+  return "00-" + trace_id + "-" + transport::random_hex(8) + "-" + flags;
+}
+
+void TraceContext::carry_into(const transport::InboundMessage& message,
+                              transport::Settlement& settlement) const {
+  if (!started_here)
+    return;
+  // extra_headers replace a header of the same name: the invalid traceparent goes.
+  settlement.extra_headers.emplace_back("traceparent", child_traceparent());
+  if (const auto invalid = transport::find_header(message.headers, "traceparent"))
+    settlement.headers_if_absent.emplace_back("x-warren-invalid-traceparent",
+                                              std::string(*invalid));
 }
 
 }  // namespace warren::runtime

@@ -6,8 +6,19 @@
  *
  * Evolution rules (as OBS does for its module structs):
  *  - every struct starts with `struct_size`; fields are only ever appended;
- *  - appending fields bumps WARREN_ABI_MINOR; anything else bumps WARREN_ABI_MAJOR;
- *  - the host refuses a plugin whose major differs or whose minor is newer than its own.
+ *  - appending fields, or giving a new meaning to values old readers would misread, bumps
+ *    WARREN_ABI_MINOR; anything else bumps WARREN_ABI_MAJOR;
+ *  - the host refuses a plugin whose major differs or whose minor is newer than its own, and
+ *    keeps loading older minors: it reads only the fields a struct's `struct_size` covers;
+ *  - a plugin calls a host callback appended after 1.0 only when WARREN_HOST_HAS(member) says
+ *    the host's table carries it (warren/detail/abi_sizes.h).
+ *
+ * History:
+ *  1.0  the first ABI.
+ *  1.1  a thrown warren::PermanentError is reported as WARREN_OUTCOME_DEAD_LETTER with
+ *       error_kind WARREN_ERROR_PERMANENT: "dead-letter" is one outcome kind, and error_kind
+ *       says whether the handler got there by returning or by throwing. 1.0 plugins report
+ *       WARREN_OUTCOME_THREW_PERMANENT instead; the host treats both the same.
  */
 #ifndef WARREN_ABI_H_
 #define WARREN_ABI_H_
@@ -16,7 +27,7 @@
 #include <stdint.h>
 
 #define WARREN_ABI_MAJOR 1
-#define WARREN_ABI_MINOR 0
+#define WARREN_ABI_MINOR 1
 
 /* The one symbol a plugin exports. */
 #define WARREN_PLUGIN_ENTRY_SYMBOL "warren_plugin_entry"
@@ -40,10 +51,13 @@ typedef enum warren_log_level {
 typedef enum warren_outcome_kind {
   WARREN_OUTCOME_ACK = 1,
   WARREN_OUTCOME_RETRY = 2,
+  /* Dead-lettered at once: returned Outcome::dead_letter (error_kind NONE) or threw
+   * warren::PermanentError (error_kind PERMANENT, since 1.1). */
   WARREN_OUTCOME_DEAD_LETTER = 3,
-  /* The handler threw: retried under the worker's policy. */
+  /* The handler threw anything but warren::PermanentError: retried under the worker's policy. */
   WARREN_OUTCOME_THREW = 4,
-  /* The handler threw warren::PermanentError: dead-lettered at once. */
+  /* ABI 1.0 only: the handler threw warren::PermanentError. 1.1 plugins report
+   * WARREN_OUTCOME_DEAD_LETTER with WARREN_ERROR_PERMANENT; hosts accept both. */
   WARREN_OUTCOME_THREW_PERMANENT = 5
 } warren_outcome_kind;
 
@@ -60,9 +74,9 @@ typedef struct warren_outcome {
   uint32_t struct_size;
   uint32_t kind;         /* warren_outcome_kind */
   int64_t delay_ms;      /* RETRY only: the delay asked for, or -1 for the worker's policy */
-  warren_str reason;     /* DEAD_LETTER: the reason; THREW*: the exception's what() */
-  uint32_t error_kind;   /* warren_error_kind */
-  warren_str error_type; /* THREW*: the exception's mangled type name (the host demangles) */
+  warren_str reason;     /* DEAD_LETTER: the reason; thrown: the exception's what() */
+  uint32_t error_kind;   /* warren_error_kind: how the handler got there (NONE: it returned) */
+  warren_str error_type; /* thrown: the exception's mangled type name (the host demangles) */
 } warren_outcome;
 
 /* One delivery as the plugin sees it. Every string is owned by the host and valid until

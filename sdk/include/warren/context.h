@@ -1,36 +1,29 @@
 // The per-message context handed to Handler::handle: logging tagged with the message id, the
-// worker's settings, the stop signal, the message's scope, and publishing with confirms.
+// worker's settings, the stop signal, the message's scope, and publishing with confirms. Valid
+// only during Handler::handle; only the SDK's glue (plugin.h) creates one.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "warren/abi.h"
 #include "warren/detail/strings.h"
 #include "warren/errors.h"
+#include "warren/outgoing_message.h"
 #include "warren/plugin_context.h"
 #include "warren/scope.h"
 
 namespace warren {
 
-// A message to publish. Empty content_type means application/octet-stream; empty message_id
-// means the host generates one. Messages are persistent and published as mandatory.
-struct OutgoingMessage {
-  std::string exchange;
-  std::string routing_key;
-  std::string body;
-  std::string content_type;
-  std::string message_id;
-  std::vector<std::pair<std::string, std::string>> headers;
-};
+namespace detail {
+struct SdkGlue;
+}
 
 class Context {
  public:
-  Context(const warren_host_api* host, void* host_message, const PluginContext& plugin) noexcept
-      : host_(host), host_message_(host_message), plugin_(plugin) {}
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
 
@@ -91,10 +84,15 @@ class Context {
   }
 
  private:
+  friend struct detail::SdkGlue;
+
+  Context(const warren_host_api* host, void* host_message, const PluginContext& plugin) noexcept
+      : host_(host), host_message_(host_message), plugin_(plugin) {}
+
   static void destroy_scope(void* scope) { delete static_cast<Scope*>(scope); }
 
   void log(warren_log_level level, std::string_view text) const noexcept {
-    host_->message_log(host_message_, static_cast<uint32_t>(level), detail::to_abi(text));
+    host_->message_log(host_message_, static_cast<std::uint32_t>(level), detail::to_abi(text));
   }
 
   const warren_host_api* host_;

@@ -4,13 +4,22 @@
 
 #include <stdexcept>
 
+#include "warren/outcome.h"
+
 namespace warren {
 
 // The message can never succeed (malformed body, unknown entity...): dead-letter it at once,
-// with what() as the reason.
+// with what() as the reason. Throwing it is returning outcome(), i.e.
+// Outcome::dead_letter(what()), from wherever the handler is: the host dead-letters the message
+// the same way. Because it was thrown, the host also counts it in
+// warren_handler_exceptions_total{type="permanent"} and prefixes the dead-letter reason with
+// the exception's type; the harness reports Result::Error::permanent.
 class PermanentError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+
+  // The outcome this exception stands for.
+  Outcome outcome() const { return Outcome::dead_letter(what()); }
 };
 
 // Context::publish failed: the broker nacked or returned the message, or the deadline passed.

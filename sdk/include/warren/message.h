@@ -1,4 +1,9 @@
-// One delivered message, read-only. Valid only during Handler::handle: copy what you keep.
+// One delivered message, read-only, valid only during Handler::handle. Only the SDK's glue
+// (plugin.h) creates one.
+//
+// Lifetimes: body(), routing_key(), exchange(), message_id() and content_type() are views into
+// the host's copy of the delivery, valid until handle() returns: copy what you keep. header()
+// returns an owned copy, yours to keep.
 #pragma once
 
 #include <cstdint>
@@ -11,11 +16,12 @@
 
 namespace warren {
 
+namespace detail {
+struct SdkGlue;
+}
+
 class Message {
  public:
-  Message(const warren_host_api* host, const warren_message* message, void* host_message) noexcept
-      : host_(host), message_(message), host_message_(host_message) {}
-
   std::string_view body() const noexcept { return detail::from_abi(message_->body); }
   std::string_view routing_key() const noexcept { return detail::from_abi(message_->routing_key); }
   std::string_view exchange() const noexcept { return detail::from_abi(message_->exchange); }
@@ -25,7 +31,8 @@ class Message {
   }
 
   // A header of the message as text (numbers and booleans are rendered; nested tables are not
-  // visible here). std::nullopt when absent.
+  // visible here), copied: the string stays valid after handle() returns. std::nullopt when
+  // absent.
   std::optional<std::string> header(std::string_view name) const {
     warren_str value{};
     if (host_->message_header(host_message_, detail::to_abi(name), &value) == 0) {
@@ -42,6 +49,11 @@ class Message {
   bool redelivered() const noexcept { return message_->redelivered != 0; }
 
  private:
+  friend struct detail::SdkGlue;
+
+  Message(const warren_host_api* host, const warren_message* message, void* host_message) noexcept
+      : host_(host), message_(message), host_message_(host_message) {}
+
   const warren_host_api* host_;
   const warren_message* message_;
   void* host_message_;

@@ -1,6 +1,6 @@
 // What a handler decides about one message: ack it, retry it later, or dead-letter it.
 // Exceptions are the other way to fail: anything thrown means "retry under the worker's policy",
-// warren::PermanentError means "dead-letter at once" (see errors.h).
+// except warren::PermanentError, which is this file's dead_letter(what()) thrown (errors.h).
 #pragma once
 
 #include <chrono>

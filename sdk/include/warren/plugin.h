@@ -5,17 +5,25 @@
 // boundary and the host never depends on the plugin's C++ ABI.
 #pragma once
 
-#include <algorithm>
+// The trampolines need both: catching is how nothing crosses the boundary, and typeid names the
+// exception for the host. Without them the plugin could not keep its side of the contract.
+#if !defined(__cpp_exceptions) && !defined(__EXCEPTIONS)
+#error "Warren plugins need C++ exceptions: do not build them with -fno-exceptions"
+#endif
+#if !defined(__cpp_rtti) && !defined(__GXX_RTTI)
+#error "Warren plugins need RTTI: do not build them with -fno-rtti"
+#endif
+
 #include <cstddef>
-#include <cstring>
+#include <cstdint>
 #include <exception>
-#include <string>
 #include <string_view>
 #include <type_traits>
 #include <typeinfo>
 
 #include "warren/abi.h"
 #include "warren/context.h"
+#include "warren/detail/abi_sizes.h"
 #include "warren/detail/strings.h"
 #include "warren/errors.h"
 #include "warren/handler.h"
@@ -47,35 +55,57 @@
 
 namespace warren::detail {
 
-inline void copy_error(char* buffer, std::size_t capacity, const char* text) noexcept {
-  if (buffer == nullptr || capacity == 0)
-    return;
-  const std::size_t length = std::min(std::strlen(text), capacity - 1);
-  std::memcpy(buffer, text, length);
-  buffer[length] = '\0';
-}
+// The SDK's own glue: the one place that turns the host's raw table and handles into the
+// C++ objects a handler sees (their constructors are private to it).
+struct SdkGlue {
+  static PluginContext plugin_context(const warren_host_api* host, void* host_plugin) noexcept {
+    return PluginContext(host, host_plugin);
+  }
+  static const warren_host_api* host_of(const PluginContext& context) noexcept {
+    return context.host_api();
+  }
+  static Message message(const warren_host_api* host, const warren_message* message,
+                         void* host_message) noexcept {
+    return Message(host, message, host_message);
+  }
+  static Context context(const warren_host_api* host, void* host_message,
+                         const PluginContext& plugin) noexcept {
+    return Context(host, host_message, plugin);
+  }
+};
 
 template <class H>
 struct Instance {
   Instance(const warren_host_api* host, void* host_plugin)
-      : context(host, host_plugin), handler(context) {}
+      : context(SdkGlue::plugin_context(host, host_plugin)), handler(context) {}
   PluginContext context;
   H handler;
 };
 
+// Why this plugin cannot use `host`'s table, or nullptr.
+inline const char* host_table_refusal(const warren_host_api* host) noexcept {
+  if (host == nullptr)
+    return "the host passed no host table";
+  if (host->abi_major != WARREN_ABI_MAJOR)
+    return "host ABI major version differs from the plugin's";
+  if (host->struct_size < kHostApiV1_0Size)
+    return "the host's table is smaller than Warren ABI 1.0's";
+  return nullptr;
+}
+
 template <class H>
 void* create(const warren_host_api* host, void* host_plugin, char* error,
              std::size_t error_capacity) noexcept {
-  if (host == nullptr || host->abi_major != WARREN_ABI_MAJOR) {
-    copy_error(error, error_capacity, "host ABI major version differs from the plugin's");
+  if (const char* refusal = host_table_refusal(host)) {
+    copy_to_buffer(refusal, error, error_capacity);
     return nullptr;
   }
   try {
     return new Instance<H>(host, host_plugin);
   } catch (const std::exception& e) {
-    copy_error(error, error_capacity, e.what());
+    copy_to_buffer(e.what(), error, error_capacity);
   } catch (...) {
-    copy_error(error, error_capacity, "the constructor threw a non-std exception");
+    copy_to_buffer("the constructor threw a non-std exception", error, error_capacity);
   }
   return nullptr;
 }
@@ -85,55 +115,67 @@ void destroy(void* instance) noexcept {
   delete static_cast<Instance<H>*>(instance);
 }
 
-inline void report(const warren_host_api* host, void* host_message, uint32_t kind, int64_t delay_ms,
-                   std::string_view reason, uint32_t error_kind, const char* error_type) noexcept {
+// How the handler reached its outcome when it threw (error_kind NONE: it returned).
+struct Thrown {
+  std::uint32_t error_kind = WARREN_ERROR_NONE;
+  const char* mangled_type = nullptr;
+};
+
+inline void report(const warren_host_api* host, void* host_message, std::uint32_t kind,
+                   std::int64_t delay_ms, std::string_view reason, Thrown thrown) noexcept {
   warren_outcome outcome{};
   outcome.struct_size = sizeof(outcome);
   outcome.kind = kind;
   outcome.delay_ms = delay_ms;
   outcome.reason = to_abi(reason);
-  outcome.error_kind = error_kind;
-  outcome.error_type = to_abi(error_type == nullptr ? std::string_view{} : error_type);
+  outcome.error_kind = thrown.error_kind;
+  outcome.error_type =
+      to_abi(thrown.mangled_type == nullptr ? std::string_view{} : thrown.mangled_type);
   host->message_report(host_message, &outcome);
 }
 
-inline void report_outcome(const warren_host_api* host, void* host_message,
-                           const Outcome& outcome) noexcept {
+// The one encoding of an Outcome, returned or thrown (a PermanentError is its outcome()).
+inline void report_outcome(const warren_host_api* host, void* host_message, const Outcome& outcome,
+                           Thrown thrown = {}) noexcept {
   switch (outcome.kind()) {
     case Outcome::Kind::ack:
-      report(host, host_message, WARREN_OUTCOME_ACK, -1, {}, WARREN_ERROR_NONE, nullptr);
+      report(host, host_message, WARREN_OUTCOME_ACK, -1, {}, thrown);
       return;
     case Outcome::Kind::retry:
       report(host, host_message, WARREN_OUTCOME_RETRY,
-             outcome.delay() ? outcome.delay()->count() : -1, {}, WARREN_ERROR_NONE, nullptr);
+             outcome.delay() ? outcome.delay()->count() : -1, {}, thrown);
       return;
     case Outcome::Kind::dead_letter:
-      report(host, host_message, WARREN_OUTCOME_DEAD_LETTER, -1, outcome.reason(),
-             WARREN_ERROR_NONE, nullptr);
+      report(host, host_message, WARREN_OUTCOME_DEAD_LETTER, -1, outcome.reason(), thrown);
       return;
   }
   // An Outcome holding no valid kind (memory corruption): the host treats 0 as garbage.
-  report(host, host_message, 0, -1, {}, WARREN_ERROR_NONE, nullptr);
+  report(host, host_message, 0, -1, {}, thrown);
 }
 
 template <class H>
 void handle(void* instance, const warren_message* message, void* host_message) noexcept {
   auto* self = static_cast<Instance<H>*>(instance);
-  const warren_host_api* host = self->context.host_api();
+  const warren_host_api* host = SdkGlue::host_of(self->context);
   try {
-    const Message msg(host, message, host_message);
-    Context ctx(host, host_message, self->context);
+    const Message msg = SdkGlue::message(host, message, host_message);
+    Context ctx = SdkGlue::context(host, host_message, self->context);
     const Outcome outcome = self->handler.handle(msg, ctx);
     report_outcome(host, host_message, outcome);
   } catch (const PermanentError& e) {
-    report(host, host_message, WARREN_OUTCOME_THREW_PERMANENT, -1, e.what(), WARREN_ERROR_PERMANENT,
-           typeid(e).name());
+    try {
+      report_outcome(host, host_message, e.outcome(),
+                     Thrown{WARREN_ERROR_PERMANENT, typeid(e).name()});
+    } catch (...) {  // no memory left to copy what(): the reason is lost, the decision is not
+      report(host, host_message, WARREN_OUTCOME_DEAD_LETTER, -1, {},
+             Thrown{WARREN_ERROR_PERMANENT, typeid(e).name()});
+    }
   } catch (const std::exception& e) {
-    report(host, host_message, WARREN_OUTCOME_THREW, -1, e.what(), WARREN_ERROR_STD_EXCEPTION,
-           typeid(e).name());
+    report(host, host_message, WARREN_OUTCOME_THREW, -1, e.what(),
+           Thrown{WARREN_ERROR_STD_EXCEPTION, typeid(e).name()});
   } catch (...) {
     report(host, host_message, WARREN_OUTCOME_THREW, -1, "a non-std exception was thrown",
-           WARREN_ERROR_UNKNOWN, nullptr);
+           Thrown{WARREN_ERROR_UNKNOWN, nullptr});
   }
 }
 

@@ -1,4 +1,5 @@
-// Warren SDK v1: everything a plugin author needs. Standard library only.
+// Warren SDK 1.1 (plugin ABI 1.1): everything a plugin author needs. Standard library only; the
+// plugin must be built with C++ exceptions and RTTI (plugin.h refuses to compile otherwise).
 //
 //   #include <warren/sdk.h>
 //   class Echo final : public warren::Handler {
@@ -13,9 +14,11 @@
 #include "warren/context.h"
 #include "warren/errors.h"
 #include "warren/handler.h"
+#include "warren/log_level.h"
 #include "warren/message.h"
 #include "warren/metrics.h"
 #include "warren/outcome.h"
+#include "warren/outgoing_message.h"
 #include "warren/plugin.h"
 #include "warren/plugin_context.h"
 #include "warren/scope.h"

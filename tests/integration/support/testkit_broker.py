@@ -12,12 +12,12 @@ import subprocess
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple, Union
 
 import pika
 import pika.exceptions
 
-from testkit_env import env
+from testkit_env import WaitTimeout, env
 
 Body = Union[bytes, str, None, Callable[[int, str], Union[bytes, str]]]
 
@@ -171,22 +171,34 @@ class Broker:
         return Message(body=body, exchange=method.exchange, routing_key=method.routing_key,
                        redelivered=method.redelivered, properties=props)
 
-    def drain(self, queue: str, timeout: float = 1.0,
-              max_messages: Optional[int] = None) -> List[Message]:
-        """Takes (and acks) messages from QUEUE until it has stayed empty for `timeout` seconds
-        or `max_messages` were taken. Returns them in order."""
+    def drain(self, queue: str, expect: Optional[int] = None, *, settle: float = 1.0,
+              timeout: float = 60) -> List[Message]:
+        """Takes (and acks) messages from QUEUE, in order, until EXPECT of them have arrived, then
+        goes on taking until SETTLE seconds have passed since the last one, and returns them all.
+
+        What this can see: every message that arrives within SETTLE of the last expected one (a
+        duplicate, a stray); not one that comes later. Nothing is decided by how quiet the queue
+        happened to be before the expected messages arrived: fewer than EXPECT within TIMEOUT
+        seconds fails the test. Without EXPECT (nothing is known to be coming) it takes until
+        SETTLE seconds pass without a message, and TIMEOUT is unused."""
         messages: List[Message] = []
-        idle_since = time.monotonic()
-        while max_messages is None or len(messages) < max_messages:
+        started = last_arrival = time.monotonic()
+        while True:
             message = self.get(queue)
+            now = time.monotonic()
             if message is not None:
                 messages.append(message)
-                idle_since = time.monotonic()
-            elif time.monotonic() - idle_since >= timeout:
-                break
+                last_arrival = now
+            elif expect is not None and len(messages) < expect:
+                if now - started >= timeout:
+                    raise WaitTimeout(f"{queue}: {len(messages)} of {expect} messages arrived "
+                                      f"within {timeout:g}s: "
+                                      f"{[m.message_id for m in messages][:10]}")
+                time.sleep(0.02)
+            elif now - last_arrival >= settle:
+                return messages
             else:
                 time.sleep(0.02)
-        return messages
 
     def message_count(self, queue: str) -> int:
         """Ready messages in QUEUE (a passive declare: fast, no rabbitmqctl)."""
@@ -219,6 +231,22 @@ class Broker:
         """Closes every client connection (the kit's own too: it reconnects on next use)."""
         self.reconnect()
         self.rabbitmqctl("close_all_connections", reason)
+
+    def connections_of(self, host_name: str) -> Set[str]:
+        """The pids of the connections of the warren whose [host] name is HOST_NAME (its
+        connections are named "warren consumer (HOST_NAME)" and so on), not those of tests
+        running beside it."""
+        listing = self.rabbitmqctl("list_connections", "--quiet", "--no-table-headers", "pid",
+                                   "client_properties")  # they hold the connection_name
+        return {line.split("\t")[0] for line in listing.splitlines() if f"({host_name})" in line}
+
+    def close_connections_of(self, host_name: str, reason: str) -> Set[str]:
+        """Closes the connections of the warren named HOST_NAME (see connections_of); returns
+        their pids."""
+        pids = self.connections_of(host_name)
+        for pid in pids:
+            self.rabbitmqctl("close_connection", pid, reason)
+        return pids
 
     def stop_broker(self) -> None:
         """Stops the node (data kept). Clients see their connections drop."""

@@ -17,9 +17,11 @@ WARREN_BROKER_PASSWORD (warren warns about a password inside the uri); `warren_o
 import json
 import re
 import urllib.parse
+from pathlib import Path
 from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
 from testkit_env import env, unique_name
+from testkit_warren import warren_cli
 
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
@@ -69,6 +71,15 @@ def cli_environment() -> Dict[str, str]:
 
 def fixture_plugin_dir() -> str:
     return env("WARREN_FIXTURE_PLUGIN_DIR")
+
+
+def apply_topology(config_text: str, directory: Any) -> None:
+    """Declares CONFIG_TEXT's exchanges and queues with `warren topology apply` (the file is written
+    to DIRECTORY/topology.toml), so that a test can publish before any host runs."""
+    path = Path(directory) / "topology.toml"
+    path.write_text(config_text)
+    result = warren_cli("topology", "apply", "-c", str(path), env_overrides=cli_environment())
+    assert result.returncode == 0, f"{result.stdout}{result.stderr}"
 
 
 def warren_options(env_overrides: Optional[Dict[str, str]] = None, **kwargs: Any) -> Dict[str, Any]:

@@ -58,9 +58,14 @@ def require_services(*services: str) -> None:
     problems = []
     for service in services or ("rabbitmq",):
         problems += [f"{service}: {p}" for p in _problems_with(service)]
-    if not problems:
-        return
-    message = f"services missing ({'; '.join(problems)}); {HOW_TO_GET_SERVICES}"
+    if problems:
+        skip_or_fail(f"services missing ({'; '.join(problems)}); {HOW_TO_GET_SERVICES}")
+
+
+def skip_or_fail(message: str) -> None:
+    """Skips the calling test because something it needs is missing (MESSAGE says what and how to
+    get it), or fails it when WARREN_REQUIRE_SERVICES=1: CI never passes by skipping. The one
+    place that decides; every require_* helper of the kit ends here."""
     if services_required():
         pytest.fail(f"WARREN_REQUIRE_SERVICES=1 but {message}", pytrace=False)
     pytest.skip(message)

@@ -25,15 +25,21 @@ from testkit_env import env, wait_until
 
 def publish_bulk(exchange: str, routing_key: str, n: int, prefix: str = "bulk", *,
                  headers: Optional[Dict[str, Any]] = None, body: Optional[bytes] = None,
-                 uri: Optional[str] = None, timeout: float = 120) -> List[str]:
+                 uri: Optional[str] = None, timeout: float = 120,
+                 ids: Optional[List[str]] = None,
+                 headers_by_id: Optional[Dict[str, Dict[str, Any]]] = None) -> List[str]:
     """Publishes N persistent messages with unique ids PREFIX-<run>-<index> (also in the header
     x-test-id, like Broker.publish_many) on a connection of its own and returns the ids in order
     once the broker confirmed every one. The publishes are pipelined (pika's asynchronous
     connection, all in flight at once), so thousands take seconds; an unconfirmed publish can be
     dropped by a quorum queue when its channel closes, which would look like a message lost by
-    Warren."""
-    run = uuid.uuid4().hex[:8]
-    ids = [f"{prefix}-{run}-{index:06d}" for index in range(n)]
+    Warren. IDS: the message ids to use instead (N must be their number); HEADERS_BY_ID: headers
+    of some messages on top of HEADERS."""
+    if ids is None:
+        run = uuid.uuid4().hex[:8]
+        ids = [f"{prefix}-{run}-{index:06d}" for index in range(n)]
+    assert len(ids) == n, f"publish_bulk: {len(ids)} ids for {n} messages"
+    headers_by_id = headers_by_id or {}
     parameters = pika.URLParameters(uri or env("WARREN_TEST_AMQP_URI"))
     parameters.heartbeat = 0
     state = {"confirmed": 0, "nacked": 0, "error": None}
@@ -52,7 +58,8 @@ def publish_bulk(exchange: str, routing_key: str, n: int, prefix: str = "bulk", 
         for message_id in ids:
             properties = pika.BasicProperties(
                 message_id=message_id, delivery_mode=2,
-                headers={**(headers or {}), "x-test-id": message_id})
+                headers={**(headers or {}), **headers_by_id.get(message_id, {}),
+                         "x-test-id": message_id})
             channel.basic_publish(exchange, routing_key, body if body is not None
                                   else message_id.encode(), properties)
         if n == 0:

@@ -1,6 +1,6 @@
 """Levers and gauges for tests of the transport's edges (test_transport_edges.py, test_tls.py):
-/readyz and one metric of a running warren, a broker user of the test's own, the broker's memory
-alarm, and the TLS listener that scripts/services/rabbitmq.sh opens with WARREN_RABBITMQ_TLS=1.
+/readyz of a running warren (its metrics: testkit_metrics), a broker user of the test's own, the
+broker's memory alarm, and the TLS listener that scripts/services/rabbitmq.sh opens with WARREN_RABBITMQ_TLS=1.
 (Free and closed ports: testkit_env.free_port.)
 
 Each rabbitmqctl call starts an Erlang VM (about a second here, more on a busy machine), so these
@@ -8,7 +8,6 @@ helpers make as few as they can and wait on conditions rather than sleeping.
 """
 
 import os
-import re
 import secrets
 import shutil
 import urllib.parse
@@ -16,11 +15,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
-import pytest
 import requests
 
 from testkit_broker import Broker
-from testkit_env import services_required, unique_name, wait_until
+from testkit_env import skip_or_fail, unique_name, wait_until
 
 
 # -- what a running warren reports -----------------------------------------------------------------
@@ -30,14 +28,6 @@ def readyz_status(endpoint: str) -> Optional[int]:
         return requests.get(f"http://{endpoint}/readyz", timeout=2).status_code
     except requests.RequestException:
         return None
-
-
-def metric_value(endpoint: str, name: str) -> Optional[float]:
-    """The value of the unlabelled sample NAME on http://ENDPOINT/metrics (None if absent)."""
-    response = requests.get(f"http://{endpoint}/metrics", timeout=5)
-    response.raise_for_status()
-    match = re.search(rf"^{re.escape(name)}(?:\{{\}})?\s+(\S+)$", response.text, re.MULTILINE)
-    return float(match.group(1)) if match else None
 
 
 # -- a broker user of the test's own ---------------------------------------------------------------
@@ -106,13 +96,10 @@ def require_tls_broker() -> None:
     problems = [f"{name} is not set" for name in TLS_VARIABLES if not os.environ.get(name)]
     if shutil.which("openssl") is None:
         problems.insert(0, "the openssl command is missing (apt-get install openssl)")
-    if not problems:
-        return
-    message = ("no TLS broker: " + "; ".join(problems) + ". Start the broker with "
-               "WARREN_RABBITMQ_TLS=1 scripts/services/rabbitmq.sh start DIR (scripts/test does)")
-    if services_required():
-        pytest.fail(f"WARREN_REQUIRE_SERVICES=1 but {message}", pytrace=False)
-    pytest.skip(message)
+    if problems:
+        skip_or_fail("no TLS broker: " + "; ".join(problems) + ". Start the broker with "
+                     "WARREN_RABBITMQ_TLS=1 scripts/services/rabbitmq.sh start DIR (scripts/test "
+                     "does)")
 
 
 def amqps_port() -> int:

@@ -3,7 +3,17 @@
 WarrenProcess writes the test's TOML to a temp file, runs `$WARREN_BIN run -c FILE --plugin-dir
 $WARREN_PLUGIN_DIR`, captures stdout and stderr to files, and offers what tests need: wait for a
 log line, wait until ready, SIGTERM (graceful drain) or SIGKILL (crash). The child dies with the
-test process (PR_SET_PDEATHSIG), so a killed or timed-out test leaves no warren behind.
+test process (PR_SET_PDEATHSIG), so a killed or timed-out test leaves no warren behind. Like
+systemd's StateDirectory=, it sets STATE_DIRECTORY to a directory of the process's own (the
+default [host] state_dir, where the crash journal goes), so no host writes to the machine's
+/var/lib/warren; a test that needs the journal to outlive the process sets state_dir itself.
+
+After the test, cleanup() stops a host that still runs the way an operator does, with SIGTERM, and
+fails the test unless it exits 0: a host is killed with SIGKILL only where a test says so
+(kill9()). It also fails the test when the host's output holds a sanitizer report (ASan, LSan,
+UBSan, TSan): under the asan and tsan presets, a leak or a use-after-free during shutdown, after
+the test's own checks, must not go unseen. warren_cli() applies the same check to every command it
+runs.
 """
 
 import ctypes
@@ -15,7 +25,7 @@ import subprocess
 import tempfile
 import tomllib
 from pathlib import Path
-from typing import Dict, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Set
 
 import requests
 
@@ -23,8 +33,42 @@ from testkit_env import env, wait_until
 
 _PR_SET_PDEATHSIG = 1
 
+# How long a host may take to stop after SIGTERM at cleanup: generous, because a busy machine and
+# an ASan build slow a graceful drain down, and a host that hangs is caught either way.
+STOP_TIMEOUT = 60
 
-def _die_with_parent() -> None:
+# The first line of every report the sanitizers print: "==123==ERROR: AddressSanitizer: ...",
+# "==123==ERROR: LeakSanitizer: detected memory leaks", "WARNING: ThreadSanitizer: data race",
+# UBSan's "file.cc:10:5: runtime error: ..." and the SUMMARY line each of them ends with.
+_SANITIZER_REPORT = re.compile(
+    r"^(?:==\d+==\s*)?(?:ERROR|WARNING): (?:Address|Leak|Thread|UndefinedBehavior)Sanitizer\b.*$"
+    r"|^SUMMARY: (?:Address|Leak|Thread|UndefinedBehavior)Sanitizer\b.*$"
+    r"|^.*: runtime error: .*$", re.MULTILINE)
+
+
+def sanitizer_reports(text: str, context_lines: int = 40) -> List[str]:
+    """Each sanitizer report in TEXT (a process's output), as its first line and the
+    CONTEXT_LINES that follow; [] when there is none."""
+    lines = text.splitlines()
+    starts = {text.count("\n", 0, match.start()) for match in _SANITIZER_REPORT.finditer(text)}
+    reports, covered_until = [], -1
+    for start in sorted(starts):
+        if start <= covered_until:
+            continue  # the SUMMARY line of a report already taken
+        covered_until = start + context_lines
+        reports.append("\n".join(lines[start:covered_until + 1]))
+    return reports
+
+
+def assert_no_sanitizer_report(text: str, whose: str) -> None:
+    """Fails naming WHOSE output held a sanitizer report, and showing it."""
+    reports = sanitizer_reports(text)
+    assert not reports, (f"{len(reports)} sanitizer report(s) in the output of {whose}:\n"
+                         + "\n----\n".join(reports))
+
+
+def die_with_parent() -> None:
+    """preexec_fn for a child that must not outlive the test (PR_SET_PDEATHSIG)."""
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
@@ -59,11 +103,15 @@ def _metrics_listen_address(config_text: str) -> Optional[str]:
 
 def warren_cli(*args: str, timeout: float = 60, env_overrides: Optional[Dict[str, str]] = None,
                input_text: Optional[str] = None) -> subprocess.CompletedProcess:
-    """Runs `$WARREN_BIN ARGS...` to completion (check, publish, dlq, topology, version...)."""
+    """Runs `$WARREN_BIN ARGS...` to completion (check, publish, dlq, topology, version...), with
+    INPUT_TEXT on its standard input (none: /dev/null, never the test's own)."""
     environment = {**os.environ, **(env_overrides or {})}
-    return subprocess.run([env("WARREN_BIN"), *args], capture_output=True, text=True,
-                          timeout=timeout, env=environment, input=input_text, check=False,
-                          preexec_fn=_die_with_parent)
+    stdin = {"input": input_text} if input_text is not None else {"stdin": subprocess.DEVNULL}
+    result = subprocess.run([env("WARREN_BIN"), *args], capture_output=True, text=True,
+                            timeout=timeout, env=environment, check=False,
+                            preexec_fn=die_with_parent, **stdin)
+    assert_no_sanitizer_report(result.stdout + result.stderr, f"`warren {' '.join(args)}`")
+    return result
 
 
 class WarrenProcess:
@@ -85,6 +133,7 @@ class WarrenProcess:
         self.ready_url = ready_url or (f"http://{listen}/readyz" if listen else None)
         self.ready_log = ready_log
         self._process: Optional[subprocess.Popen] = None
+        self._signals_sent: Set[int] = set()  # by the test: a death by one of them is no crash
 
     @property
     def command(self) -> list:
@@ -94,10 +143,13 @@ class WarrenProcess:
     def start(self) -> "WarrenProcess":
         if self._process is not None:
             raise RuntimeError("WarrenProcess.start: already started")
+        state_dir = self.workdir / "state"
+        state_dir.mkdir(exist_ok=True)
+        environment = {**os.environ, "STATE_DIRECTORY": str(state_dir), **self.env_overrides}
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
             self._process = subprocess.Popen(self.command, stdin=subprocess.DEVNULL, stdout=out,
-                                             stderr=err, env={**os.environ, **self.env_overrides},
-                                             preexec_fn=_die_with_parent)
+                                             stderr=err, env=environment,
+                                             preexec_fn=die_with_parent)
         return self
 
     # -- state -----------------------------------------------------------------------------------
@@ -165,18 +217,25 @@ class WarrenProcess:
             raise AssertionError(f"warren did not exit within {timeout:g}s: {self.describe()}") from None
 
     # -- stopping --------------------------------------------------------------------------------
+    def allow_death_by(self, sig: int) -> None:
+        """The test makes the process die of SIG itself (a handler that aborts, say): cleanup
+        does not count that death as a crash."""
+        self._signals_sent.add(sig)
+
     def send_signal(self, sig: int) -> None:
+        self._signals_sent.add(sig)
         self._started().send_signal(sig)
 
-    def terminate(self, timeout: float = 30) -> int:
+    def terminate(self, timeout: float = STOP_TIMEOUT) -> int:
         """SIGTERM (graceful shutdown), wait up to `timeout`, return the exit code. A process that
         does not stop in time is killed and the test fails."""
         process = self._started()
         if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
+            self.send_signal(signal.SIGTERM)
         try:
             return process.wait(timeout)
         except subprocess.TimeoutExpired:
+            self._signals_sent.add(signal.SIGKILL)  # the failure below says why
             process.kill()
             process.wait()
             raise AssertionError(f"warren did not stop within {timeout:g}s of SIGTERM: "
@@ -185,16 +244,56 @@ class WarrenProcess:
     def kill9(self) -> int:
         """SIGKILL, as a crash would; returns the exit code (-9)."""
         process = self._started()
+        self._signals_sent.add(signal.SIGKILL)
         if process.poll() is None:
             process.kill()
         return process.wait()
 
-    def cleanup(self, keep_files: bool = False) -> None:
-        """Kills the process if it still runs; removes its files unless keep_files."""
+    def stop_and_check(self, stop_timeout: float = STOP_TIMEOUT) -> List[str]:
+        """Ends the process as an operator would and says what went wrong, if anything: a process
+        still running gets SIGTERM and must exit 0 within STOP_TIMEOUT (else it is killed); one
+        that died of a signal the test did not send (kill9, send_signal) crashed; and no output may hold a
+        sanitizer report. A process that exited by itself with a code was judged by its test."""
+        if self._process is None:
+            return []
+        found = []
         if self.running():
-            self.kill9()
-        if not keep_files:
+            self._process.send_signal(signal.SIGTERM)
+            try:
+                code = self._process.wait(stop_timeout)
+                if code != 0:
+                    found.append(f"exited {code} after SIGTERM at cleanup (expected 0)")
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+                found.append(f"did not stop within {stop_timeout:g}s of SIGTERM at cleanup; "
+                             f"killed")
+        elif self._process.returncode < 0 and -self._process.returncode not in self._signals_sent:
+            found.append(f"died of signal {-self._process.returncode}, which the test did not send")
+        found += [f"sanitizer report:\n{report}" for report in sanitizer_reports(self.logs())]
+        return found
+
+    def cleanup(self, keep_files: bool = False) -> None:
+        """After the test: stops the process if it still runs (see stop_and_check()) and removes
+        its files unless keep_files. Raises AssertionError naming every problem found (the files are
+        then kept, for the logs)."""
+        found = self.stop_and_check()
+        if not keep_files and not found:
             shutil.rmtree(self.workdir, ignore_errors=True)
+        if found:
+            raise AssertionError(f"warren {self.workdir}: " + "; ".join(found) + "\n"
+                                 + self.describe(tail_lines=40))
+
+    @staticmethod
+    def cleanup_all(processes: Sequence["WarrenProcess"], keep_files: bool = False) -> None:
+        """cleanup() of every process, all of them stopped before any problem fails the test."""
+        problems = []
+        for process in processes:
+            try:
+                process.cleanup(keep_files=keep_files)
+            except AssertionError as problem:
+                problems.append(str(problem))
+        assert not problems, "\n\n".join(problems)
 
     def __enter__(self) -> "WarrenProcess":
         return self if self._process is not None else self.start()

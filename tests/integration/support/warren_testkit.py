@@ -6,20 +6,27 @@ tests/integration/CMakeLists.txt), so the fixtures below need no import; helpers
     from warren_testkit import require_services, wait_until, WarrenProcess, RecordFile
 
 What is where:
-  testkit_env       require_services(), env(), unique_name(), free_port(), wait_until(), WaitTimeout
+  testkit_env       require_services(), skip_or_fail(), env(), unique_name(), free_port(),
+                    wait_until(), WaitTimeout
   testkit_broker    Broker (topology, publish_many, drain, queue_counts, rabbitmqctl, restarts), Message
-  testkit_warren    WarrenProcess (run, wait_for_log, wait_ready, terminate, kill9, logs), warren_cli()
+  testkit_warren    WarrenProcess (run, wait_for_log, wait_ready, terminate, kill9, logs, cleanup),
+                    warren_cli(), sanitizer_reports()
+  testkit_metrics   scrape(), parse_exposition(), value(), total(): a host's /metrics
   testkit_records   RecordFile, Record: what the `scripted` test plugin recorded
   testkit_services  pg_connect(), Prometheus
-  testkit_config    warren_config(), scripted_worker(), warren_options(): test warren.toml
+  testkit_config    warren_config(), scripted_worker(), warren_options(): test warren.toml;
+                    apply_topology() (declare a config's queues before any host runs)
   testkit_traffic   publish_bulk() (thousands of messages fast), wait_for_ready(), Tally (lost,
                     duplicated, unexpected ids)
   testkit_broker_state  queue_definitions(), UnackedSampler, CloseConnectionsTrigger (in-node)
   testkit_cleanup   the `created` fixture (queues/exchanges deleted after the test; import it)
 
 Fixtures: `broker` (a Broker; skips/fails without RabbitMQ), `warren` (a factory: warren(toml_text,
-**kwargs) starts a WarrenProcess; all are killed after the test and their logs printed if it
-failed), `record_file` (a RecordFile in the test's tmp_path), `pg` (a psycopg2 connection).
+**kwargs) starts a WarrenProcess on the test broker), `warren_processes` (a list: a test that
+builds its own WarrenProcesses, on any transport, appends them), `record_file` (a RecordFile in
+the test's tmp_path), `pg` (a psycopg2 connection). After the test every process of `warren` and
+`warren_processes` still running gets SIGTERM and must exit 0, no output may hold a sanitizer
+report, and their logs are printed if the test failed.
 
 Running one file by hand, with services from scripts/services/*.sh:
     source STATE/rabbitmq/env; source STATE/postgres/env
@@ -41,8 +48,8 @@ from testkit_warren import WarrenProcess, warren_cli
 
 __all__ = [
     "Broker", "Message", "Prometheus", "Record", "RecordFile", "SERVICE_VARIABLES", "WaitTimeout",
-    "WarrenProcess", "env", "free_port", "pg_connect", "require_services", "services_required", "unique_name",
-    "wait_until", "warren_cli",
+    "WarrenProcess", "env", "failed_so_far", "free_port", "pg_connect", "require_services",
+    "services_required", "unique_name", "wait_until", "warren_cli",
 ]
 
 
@@ -62,7 +69,9 @@ def pytest_runtest_makereport(item, call):
     setattr(item, f"warren_report_{report.when}", report)
 
 
-def _test_failed(request) -> bool:
+def failed_so_far(request) -> bool:
+    """Whether the test of this fixture request failed in its setup or call (for teardowns that
+    keep logs)."""
     return any(getattr(getattr(request.node, f"warren_report_{phase}", None), "failed", False)
                for phase in ("setup", "call"))
 
@@ -75,22 +84,33 @@ def broker() -> Iterator[Broker]:
 
 
 @pytest.fixture
-def warren(request) -> Iterator[Callable[..., WarrenProcess]]:
-    """warren(config_text, **WarrenProcess kwargs) -> a started WarrenProcess."""
-    require_services("rabbitmq", "warren")
+def warren_processes(request) -> Iterator[List[WarrenProcess]]:
+    """A list for the test's own WarrenProcesses (of any kind, started or not; no broker needed).
+    After the test each one still running gets SIGTERM and must exit 0, none may have died of a
+    signal the test did not send, no output may hold a sanitizer report, and if the test failed
+    their logs are printed and their files kept."""
+    require_services("warren")
     processes: List[WarrenProcess] = []
+    yield processes
+    failed = failed_so_far(request)
+    if failed:
+        for process in processes:
+            print(f"\n----- warren {process.workdir} -----\n{process.describe(tail_lines=200)}")
+    WarrenProcess.cleanup_all(processes, keep_files=failed)
+
+
+@pytest.fixture
+def warren(warren_processes) -> Callable[..., WarrenProcess]:
+    """warren(config_text, **WarrenProcess kwargs) -> a started WarrenProcess, stopped and checked
+    after the test (warren_processes)."""
+    require_services("rabbitmq")
 
     def start(config_text: str, **kwargs) -> WarrenProcess:
         process = WarrenProcess(config_text, **kwargs)
-        processes.append(process)
+        warren_processes.append(process)
         return process.start()
 
-    yield start
-    failed = _test_failed(request)
-    for process in processes:
-        if failed:
-            print(f"\n----- warren {process.workdir} -----\n{process.describe(tail_lines=200)}")
-        process.cleanup(keep_files=failed)
+    return start
 
 
 @pytest.fixture

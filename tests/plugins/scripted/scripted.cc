@@ -12,6 +12,8 @@
 #include <system_error>
 #include <thread>
 
+#include "real_segfault.h"
+
 namespace warren::test_plugins {
 namespace {
 
@@ -75,12 +77,26 @@ void sleep_through_stop(std::chrono::milliseconds duration, warren::Context& ctx
   }
 }
 
+// Waits until `path` exists (gate_file). Throws after kGateTimeout, so a forgotten gate ends as a
+// retry, not a handler stuck until the host gives up on it.
+void wait_for_gate(const std::string& path) {
+  constexpr auto kStep = std::chrono::milliseconds(10);
+  constexpr auto kGateTimeout = std::chrono::minutes(10);
+  const auto deadline = std::chrono::steady_clock::now() + kGateTimeout;
+  while (!std::filesystem::exists(path)) {
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw std::runtime_error("scripted: gate_file '" + path + "' did not appear in 10 minutes");
+    std::this_thread::sleep_for(kStep);
+  }
+}
+
 }  // namespace
 
 Scripted::Scripted(warren::PluginContext& ctx)
     : worker_(ctx.worker_name()),
       default_action_(ctx.setting("default_action").value_or("ack")),
       sleep_(sleep_setting(ctx)),
+      gate_file_(ctx.setting("gate_file").value_or("")),
       record_time_(record_time_setting(ctx)) {
   ScriptedAction::parse(default_action_);  // refuse a bad default now, not per message
   if (const auto path = ctx.setting("record_file")) {
@@ -127,6 +143,8 @@ warren::Outcome Scripted::handle(const warren::Message& msg, warren::Context& ct
   }
   if (sleep_.count() > 0)
     std::this_thread::sleep_for(sleep_);
+  if (!gate_file_.empty())
+    wait_for_gate(gate_file_);
 
   using Kind = ScriptedAction::Kind;
   switch (action.kind) {
@@ -149,6 +167,8 @@ warren::Outcome Scripted::handle(const warren::Message& msg, warren::Context& ct
       return warren::Outcome::ack();
     case Kind::abort:
       std::abort();
+    case Kind::segfault:
+      test_support::real_segfault();
     case Kind::fail_until:
       if (msg.attempt() < action.attempts) {
         throw std::runtime_error("scripted failure until attempt " +

@@ -11,6 +11,11 @@
 //                   tests can measure retry delays, across host restarts too (default false)
 //   default_action  the action when the message has no x-test-action header (default "ack")
 //   sleep_ms        sleep before every action (default 0)
+//   gate_file       before every action (after the record line and sleep_ms), wait until this
+//                   file exists, checking every 10 ms; after 10 minutes, throw (a retry). A test
+//                   holds a call in flight with it, sees the record line (the call has begun),
+//                   does what it must while the call runs, then creates the file: an event, not
+//                   a sleep that a busy machine can outlast.
 // Actions: see scripted_action.h.
 #pragma once
 
@@ -42,6 +47,7 @@ class Scripted final : public warren::Handler {
   std::string worker_;
   std::string default_action_;
   std::chrono::milliseconds sleep_{0};
+  std::string gate_file_;
   int record_fd_ = -1;
   bool record_time_ = false;
 };

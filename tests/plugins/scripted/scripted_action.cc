@@ -10,7 +10,7 @@ namespace {
 
 constexpr const char* kValidActions =
     "ack, retry, retry:<ms>, dead_letter:<reason>, throw, throw_int, permanent, sleep:<ms>, "
-    "abort, fail_until:<n>, publish:<exchange>:<routing_key>, ack_if_file:<path>";
+    "abort, segfault, fail_until:<n>, publish:<exchange>:<routing_key>, ack_if_file:<path>";
 
 [[noreturn]] void invalid(std::string_view spec, std::string_view why) {
   throw std::invalid_argument("scripted: invalid action '" + std::string(spec) +
@@ -57,6 +57,8 @@ ScriptedAction ScriptedAction::parse(std::string_view spec) {
     return without_argument(Kind::permanent);
   if (name == "abort")
     return without_argument(Kind::abort);
+  if (name == "segfault")
+    return without_argument(Kind::segfault);
   if (name == "retry") {
     if (!has_argument)
       return without_argument(Kind::retry);

@@ -20,6 +20,7 @@ struct ScriptedAction {
     permanent,    // permanent        warren::PermanentError("scripted permanent failure")
     sleep,        // sleep:<ms>       then ack; never cut short by a stop request
     abort,        // abort            std::abort()
+    segfault,     // segfault         a write to a read-only page: a real SIGSEGV (SEGV_ACCERR)
     fail_until,   // fail_until:<n>   throw while attempt < n, then ack
     publish,      // publish:<exchange>:<routing_key>  publish the same body, then ack
     ack_if_file,  // ack_if_file:<path>  ack if the file exists, else throw

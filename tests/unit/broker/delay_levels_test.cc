@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/routing.h"
+#include "transport/routing.h"
 
 namespace warren::broker {
 namespace {
@@ -31,16 +31,16 @@ TEST(DelayLevels, EachLevelWaitsOnlyWhenItsBitIsSet) {
   const std::string key = delay_routing_key(milliseconds(500), "q");  // bits 0 and 2
   for (int level = 0; level < kDelayLevels; ++level) {
     const bool set = level == 0 || level == 2;
-    EXPECT_EQ(runtime::topic_matches(delay_bit_pattern(level, true), key), set) << level;
-    EXPECT_EQ(runtime::topic_matches(delay_bit_pattern(level, false), key), !set) << level;
+    EXPECT_EQ(transport::topic_matches(delay_bit_pattern(level, true), key), set) << level;
+    EXPECT_EQ(transport::topic_matches(delay_bit_pattern(level, false), key), !set) << level;
   }
 }
 
 TEST(DelayLevels, DeliveryPatternMatchesOnlyItsQueue) {
   const std::string key = delay_routing_key(milliseconds(100), "livraria.emails");
-  EXPECT_TRUE(runtime::topic_matches(delay_delivery_pattern("livraria.emails"), key));
-  EXPECT_FALSE(runtime::topic_matches(delay_delivery_pattern("emails"), key));
-  EXPECT_FALSE(runtime::topic_matches(delay_delivery_pattern("livraria.ranking"), key));
+  EXPECT_TRUE(transport::topic_matches(delay_delivery_pattern("livraria.emails"), key));
+  EXPECT_FALSE(transport::topic_matches(delay_delivery_pattern("emails"), key));
+  EXPECT_FALSE(transport::topic_matches(delay_delivery_pattern("livraria.ranking"), key));
 }
 
 }  // namespace

@@ -1,23 +1,30 @@
-// Specification of the publisher's shutdown: close() leaves no caller waiting, and a publish that
-// comes after it (a handler still running past the shutdown timeout) fails at once instead of
-// touching a destroyed connection or waiting for an I/O thread that is gone.
+// Specification of the publisher without a broker: close() leaves no caller waiting, and a
+// publish that comes after it (a handler still running past the shutdown timeout) fails at once
+// instead of touching a destroyed connection or waiting for an I/O thread that is gone; a publish
+// with no broker times out at its deadline saying why; the endpoints are tried in turn.
 #include "broker/publisher_connection.h"
 
 #include <gtest/gtest.h>
 
+#include <poll.h>
+
 #include <atomic>
 #include <future>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "broker/wakeup_queue.h"
+#include "hanging_up_broker.h"
+#include "publish_failure.h"
 
 namespace warren::broker {
 namespace {
 
 using namespace std::chrono_literals;
+using test_support::failure_of;
 
 // Nothing listens on port 1: every connection attempt is refused, publishes wait for a broker.
 PublisherOptions unreachable_broker() {
@@ -33,22 +40,12 @@ PublisherOptions unreachable_broker() {
   return options;
 }
 
-runtime::OutboundMessage message() {
-  runtime::OutboundMessage out;
+transport::OutboundMessage message() {
+  transport::OutboundMessage out;
   out.exchange = "orders";
   out.routing_key = "order.placed";
   out.body = "{}";
   return out;
-}
-
-runtime::PublishError::Reason failure_of(PublisherConnection& publisher) {
-  try {
-    publisher.publish(message());
-  } catch (const runtime::PublishError& e) {
-    return e.reason();
-  }
-  ADD_FAILURE() << "publish succeeded without a broker";
-  return runtime::PublishError::Reason::nacked;
 }
 
 TEST(WhyUnsendable, AnOrdinaryMessage_CanBeSent) {
@@ -79,7 +76,8 @@ TEST(WhyUnsendable, ANameOrKeyOverAnAmqpShortString_IsRefusedSayingWhichAndHowLo
 }
 
 TEST(WakeupQueue, PushAfterClose_IsRefusedAndWhatWasQueuedIsStillTaken) {
-  WakeupQueue<int> queue;
+  Wakeup wakeup;
+  WakeupQueue<int> queue(wakeup);
   EXPECT_TRUE(queue.push(1));
   queue.close();
   EXPECT_FALSE(queue.push(2));
@@ -89,9 +87,10 @@ TEST(WakeupQueue, PushAfterClose_IsRefusedAndWhatWasQueuedIsStillTaken) {
 TEST(PublisherConnection, PublishAfterClose_FailsAtOnceAsUnavailable) {
   PublisherConnection publisher(unreachable_broker(), nullptr, nullptr);
   publisher.close();
-  auto publishing = std::async(std::launch::async, [&] { return failure_of(publisher); });
+  auto publishing =
+      std::async(std::launch::async, [&] { return failure_of(publisher, message()); });
   ASSERT_EQ(publishing.wait_for(10s), std::future_status::ready) << "publish after close hangs";
-  EXPECT_EQ(publishing.get(), runtime::PublishError::Reason::unavailable);
+  EXPECT_EQ(publishing.get().reason, transport::PublishError::Reason::unavailable);
 }
 
 TEST(PublisherConnection, PublishesWaitingForTheBroker_FailAsUnavailableWhenClosed) {
@@ -111,7 +110,7 @@ TEST(PublisherConnection, PublishesRacingClose_EveryCallerReturns) {
         // Until one publish has started after close() returned.
         for (bool after_close = false; !after_close;) {
           after_close = closed.load();
-          failure_of(publisher);
+          failure_of(publisher, message());
         }
       }));
     }
@@ -123,6 +122,51 @@ TEST(PublisherConnection, PublishesRacingClose_EveryCallerReturns) {
           << "a publish racing close() never returned (round " << round << ")";
     }
   }
+}
+
+TEST(WakeupQueue, APushWakesThePoller) {
+  Wakeup wakeup;
+  WakeupQueue<int> queue(wakeup);
+  pollfd ready{wakeup.fd(), POLLIN, 0};
+  EXPECT_EQ(::poll(&ready, 1, 0), 0);
+  queue.push(1);
+  EXPECT_EQ(::poll(&ready, 1, 0), 1);
+  EXPECT_EQ(queue.take(), std::vector<int>{1});
+  EXPECT_EQ(::poll(&ready, 1, 0), 0);  // taken: quiet again
+}
+
+TEST(PublisherConnection, NoEndpoint_IsRefusedAtConstruction) {
+  auto options = unreachable_broker();
+  options.endpoints.clear();
+  EXPECT_THROW(PublisherConnection(std::move(options), nullptr, nullptr), std::invalid_argument);
+}
+
+TEST(PublisherConnection, NoBrokerUntilTheDeadline_TimesOutSayingSo) {
+  test_support::HangingUpBroker broker;
+  auto options = unreachable_broker();
+  options.endpoints = {broker.endpoint()};
+  options.publish_timeout = 200ms;
+  PublisherConnection publisher(std::move(options), nullptr, nullptr);
+  try {
+    publisher.publish(message());
+    FAIL() << "published without a broker";
+  } catch (const transport::PublishError& e) {
+    EXPECT_EQ(e.reason(), transport::PublishError::Reason::timeout);
+    EXPECT_NE(std::string(e.what()).find("no connection to the broker"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(publisher.connected());
+}
+
+TEST(PublisherConnection, SeveralEndpoints_AreTriedInTurn) {
+  test_support::HangingUpBroker first;
+  test_support::HangingUpBroker second;
+  auto options = unreachable_broker();
+  options.endpoints = {first.endpoint(), second.endpoint()};
+  PublisherConnection publisher(std::move(options), nullptr, nullptr);
+  EXPECT_TRUE(first.wait_for_connections(2, 10s));
+  EXPECT_TRUE(second.wait_for_connections(2, 10s));
+  publisher.close();
 }
 
 }  // namespace

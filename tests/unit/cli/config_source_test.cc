@@ -12,6 +12,9 @@
 #include <optional>
 #include <string>
 
+#include "observability/http_server.h"
+#include "temp_dir.h"
+
 namespace warren::cli {
 namespace {
 
@@ -48,15 +51,11 @@ class ScopedVariable {
 class ConfigForCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/warren-cli-test-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-    options_.file = (dir_ / "warren.toml").string();
+    options_.file = dir_ / "warren.toml";
     std::ofstream(options_.file) << "[broker]\nuri = \"amqp://guest@127.0.0.1:5672/\"\n";
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  std::filesystem::path dir_;
+  test_support::TempDir dir_;
   ConfigOptions options_;
   ScopedVariable no_password_variable_{"WARREN_BROKER_PASSWORD", std::nullopt};
 };
@@ -87,6 +86,23 @@ TEST_F(ConfigForCli,
   EXPECT_FALSE(config.has_value());
   EXPECT_THAT(errors,
               AllOf(HasSubstr("WARREN_BROKER_URI"), HasSubstr("port"), Not(HasSubstr("s3cret"))));
+}
+
+// `warren check` and `warren run` load through here: an IPv6 [metrics] listen that the linked
+// civetweb cannot open is refused at load with its file:line:col, not when the endpoint starts.
+TEST_F(ConfigForCli, Ipv6MetricsListen_IsRefusedAtLoadExactlyWhenTheEndpointCannotOpenIt) {
+  std::ofstream(options_.file) << "[broker]\nuri = \"amqp://guest@127.0.0.1:5672/\"\n"
+                               << "[metrics]\nlisten = \"[::1]:9464\"\n";
+  ::testing::internal::CaptureStderr();
+  const auto config = load_config_for_cli(options_);
+  const std::string errors = ::testing::internal::GetCapturedStderr();
+  if (observability::MetricsServer::supports_ipv6()) {
+    EXPECT_TRUE(config.has_value()) << errors;
+  } else {
+    EXPECT_FALSE(config.has_value());
+    EXPECT_THAT(errors, AllOf(HasSubstr(options_.file + ":4:10: metrics.listen"),
+                              HasSubstr("no IPv6 support")));
+  }
 }
 
 }  // namespace

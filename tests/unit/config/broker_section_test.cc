@@ -58,7 +58,7 @@ TEST(BrokerSection, UnknownTransport_IsRefusedListingTheTransports) {
 transport = "kafka"
 )"),
               ElementsAre(Problem(3, 13, "broker.transport",
-                                  "must be one of rabbitmq, memory; got \"kafka\"")));
+                                  "must be one of rabbitmq, memory, sqlite; got \"kafka\"")));
 }
 
 TEST(BrokerSection, BothUriAndHosts_IsRefused) {

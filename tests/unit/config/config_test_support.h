@@ -3,7 +3,6 @@
 //                                              [host]     <- line 2
 #pragma once
 
-#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <ostream>
@@ -11,13 +10,12 @@
 #include <string_view>
 #include <vector>
 
-#include <unistd.h>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "config/config_error.h"
 #include "config/config_loader.h"
+#include "temp_dir.h"
 
 namespace warren::config {
 
@@ -85,25 +83,37 @@ inline ::testing::Matcher<ConfigProblem> Problem(int line, int column, std::stri
       Field("message", &ConfigProblem::message, message));
 }
 
-// A file under the test temp directory holding `content`, removed at scope exit.
+// The 1-based number of the `occurrence`-th line of `document` that reads exactly `line`, or 0:
+// tests compute where a table starts instead of hard-coding a number that the next edit of the
+// document would silently invalidate.
+inline int line_of(std::string_view document, std::string_view line, int occurrence = 1) {
+  int number = 1;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t end = document.find('\n', start);
+    const std::string_view current = document.substr(
+        start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    if (current == line && --occurrence == 0)
+      return number;
+    if (end == std::string_view::npos)
+      return 0;
+    start = end + 1;
+    ++number;
+  }
+}
+
+// A file holding `content`, alone in a fresh temporary directory (test_support::TempDir), both
+// removed at scope exit.
 class TempFile {
  public:
-  explicit TempFile(std::string_view content) {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::path(::testing::TempDir()) /
-            ("warren_config_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  explicit TempFile(std::string_view content) : path_(dir_.path() / "file") {
     std::ofstream(path_, std::ios::binary) << content;
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  ~TempFile() {
-    std::error_code ignored;
-    std::filesystem::remove(path_, ignored);
   }
   const std::filesystem::path& path() const { return path_; }
   std::string str() const { return path_.string(); }
 
  private:
+  test_support::TempDir dir_;
   std::filesystem::path path_;
 };
 

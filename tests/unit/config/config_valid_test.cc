@@ -134,7 +134,8 @@ class FullConfig : public ::testing::Test {
  protected:
   TempFile metrics_password_{"metrics-secret\n"};
   TempFile broker_password_{"broker-secret\r\n"};
-  Config config_ = test::parse(full_config(metrics_password_.str(), broker_password_.str()));
+  std::string text_ = full_config(metrics_password_.str(), broker_password_.str());
+  Config config_ = test::parse(text_);
 };
 
 TEST_F(FullConfig, HostLogAndMetrics_HoldTheValuesWritten) {
@@ -180,7 +181,7 @@ TEST_F(FullConfig, Exchanges_HoldTheirTypesFlagsArgumentsAndPlace) {
   EXPECT_THAT(events.arguments,
               ElementsAre(Pair("alternate-exchange", ArgumentValue("livraria.naoroteadas"))));
   EXPECT_EQ(events.where.file, "test.toml");
-  EXPECT_EQ(events.where.line, 32);
+  EXPECT_EQ(events.where.line, test::line_of(text_, "[[exchanges]]"));
   EXPECT_EQ(config_.exchanges[1].type, ExchangeType::fanout);
   EXPECT_FALSE(config_.exchanges[2].durable);
   EXPECT_TRUE(config_.exchanges[2].auto_delete);
@@ -216,7 +217,7 @@ TEST_F(FullConfig, QuorumQueue_HoldsEveryKeyWritten) {
   EXPECT_THAT(emails->arguments,
               ElementsAre(Pair("x-max-priority", ArgumentValue(std::int64_t{10})),
                           Pair("x-queue-leader-locator", ArgumentValue("balanced"))));
-  EXPECT_EQ(emails->where.line, 53);
+  EXPECT_EQ(emails->where.line, test::line_of(text_, "[[queues]]"));
 }
 
 TEST_F(FullConfig, ServerNamedQueue_IsAnExclusiveClassicQueue) {
@@ -253,8 +254,9 @@ TEST_F(FullConfig, Worker_HoldsRetryIdempotencyDeadLetteringAndSettingsAsStrings
   EXPECT_THAT(emails->settings,
               ElementsAre(Pair("dry_run", "false"), Pair("max_size", "1048576"),
                           Pair("out_dir", "/var/lib/warren/emails"), Pair("ratio", "0.25")));
-  EXPECT_EQ(emails->where.line, 80);
+  EXPECT_EQ(emails->where.line, test::line_of(text_, "[[workers]]"));
   EXPECT_EQ(config_.find_worker("ranking")->queue, "replica");
+  EXPECT_EQ(config_.find_worker("ranking")->where.line, test::line_of(text_, "[[workers]]", 2));
   EXPECT_EQ(config_.find_worker("nope"), nullptr);
 }
 
@@ -357,6 +359,7 @@ dsn = "postgresql:///x"
   EXPECT_EQ(outbox.max_attempts, 10);
   EXPECT_EQ(outbox.backoff_initial, 1s);
   EXPECT_EQ(outbox.backoff_max, 5min);
+  EXPECT_EQ(outbox.retention, 7 * 24h);
 }
 
 TEST(Defaults, NoWorkers_IsAValidHostRunningOnlyOutboxRelays) {

@@ -122,6 +122,33 @@ listen = "[::1]:9464"
             "[::1]:9464");
 }
 
+// The metrics endpoint's HTTP server may have no IPv6 (Debian's civetweb): the loader is told so
+// and refuses "[::1]:9464" where it is written, rather than `warren run` failing at start.
+TEST(MetricsSection, Ipv6ListenWhereTheEndpointHasNoIpv6_IsRefusedSayingWhyAndWhatToUse) {
+  LoadOptions options = test::without_environment();
+  options.metrics_ipv6 = false;
+  EXPECT_THAT(
+      problems_of(R"(
+[metrics]
+listen = "[::1]:9464"
+)",
+                  options),
+      ElementsAre(Problem(3, 10, "metrics.listen",
+                          AllOf(HasSubstr("no IPv6 support"), HasSubstr("127.0.0.1:9464")))));
+}
+
+TEST(MetricsSection, Ipv6ListenWithMetricsDisabled_IsAcceptedSinceNothingListens) {
+  LoadOptions options = test::without_environment();
+  options.metrics_ipv6 = false;
+  EXPECT_THAT(problems_of(R"(
+[metrics]
+enabled = false
+listen = "[::1]:9464"
+)",
+                          options),
+              IsEmpty());
+}
+
 TEST(MetricsSection, NonBooleanEnabled_IsRefusedNamingTheExpectedType) {
   EXPECT_THAT(problems_of(R"(
 [metrics]

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "config_test_support.h"
+#include "temp_dir.h"
 
 namespace warren::config {
 namespace {
@@ -53,7 +54,7 @@ shutdown = "10s"
 )"),
               ElementsAre(Problem(4, 1, "host.shutdown",
                                   "unknown key; allowed keys: name, plugin_dir, "
-                                  "shutdown_timeout")));
+                                  "shutdown_timeout, state_dir")));
 }
 
 TEST(Loader_UnknownKey, FarFromAnyAllowedKey_GetsNoSuggestion) {
@@ -135,9 +136,8 @@ TEST(LoadConfig, Directory_IsRefusedWithTheOsError) {
 }
 
 TEST(LoadConfig, File_IsParsedWithProblemsNamingItAndRelativeSecretsBesideIt) {
-  const std::filesystem::path directory = std::filesystem::path(::testing::TempDir()) /
-                                          ("warren_load_config_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(directory);
+  const test_support::TempDir temp;
+  const std::filesystem::path& directory = temp.path();
   std::ofstream(directory / "broker.password") << "beside-the-config\n";
   std::ofstream(directory / "warren.toml") << "[broker]\nuri = \"amqp://guest@h/\"\n"
                                               "password_file = \"broker.password\"\n";
@@ -156,7 +156,6 @@ TEST(LoadConfig, File_IsParsedWithProblemsNamingItAndRelativeSecretsBesideIt) {
     EXPECT_THAT(std::string(error.what()),
                 StartsWith((directory / "bad.toml").string() + ":2:9: log.level: "));
   }
-  std::filesystem::remove_all(directory);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
+using namespace std::chrono_literals;
 
 TEST(Outbox, MissingNameAndDsn_AreReportedAtTheSection) {
   EXPECT_THAT(problems_of(R"(
@@ -56,6 +57,25 @@ max_attempts = 0
                   Problem(6, 17, "outbox[0].poll_interval", "must be at least 1ms, got \"0s\""),
                   Problem(7, 16, "outbox[0].max_attempts",
                           "must be an integer from 1 to 2147483647, got 0")));
+}
+
+TEST(Outbox, Retention_IsReadAndBelowOneSecondRefused) {
+  EXPECT_EQ(test::parse(R"(
+[[outbox]]
+name = "o"
+dsn = "postgresql:///x"
+retention = "2d"
+)")
+                .outboxes.at(0)
+                .retention,
+            48h);
+  EXPECT_THAT(problems_of(R"(
+[[outbox]]
+name = "o"
+dsn = "postgresql:///x"
+retention = "10ms"
+)"),
+              ElementsAre(Problem(5, 13, "outbox[0].retention", HasSubstr("must be at least 1s"))));
 }
 
 TEST(Outbox, UndeclaredExchange_IsRefused) {

@@ -14,6 +14,8 @@
 
 #include "observability/metrics.h"
 #include "populated_metrics.h"
+#include "required_services.h"
+#include "temp_dir.h"
 
 namespace warren::observability {
 namespace {
@@ -40,22 +42,16 @@ CommandResult run(const std::string& command) {
 }
 
 TEST(Exposition, EveryFamilyPopulated_PassesPromtoolCheckMetrics) {
-  if (::access(kPromtool, X_OK) != 0) {
-    const char* required = std::getenv("WARREN_REQUIRE_SERVICES");
-    if (required != nullptr && std::string(required) == "1")
-      FAIL() << kPromtool << " is missing (apt-get install prometheus) and "
-             << "WARREN_REQUIRE_SERVICES=1";
-    GTEST_SKIP() << kPromtool << " is missing (apt-get install prometheus)";
-  }
+  if (::access(kPromtool, X_OK) != 0)
+    WARREN_SKIP_OR_FAIL(kPromtool << " is missing (apt-get install prometheus)");
   Metrics metrics;
   testing::populate_every_family(metrics);
   const std::string exposition = metrics.serialize();
-  const auto file = std::filesystem::temp_directory_path() /
-                    ("warren-exposition-" + std::to_string(::getpid()) + ".txt");
+  const test_support::TempDir directory;
+  const std::string file = directory / "exposition.txt";
   std::ofstream(file) << exposition;
 
-  const auto result = run(std::string(kPromtool) + " check metrics < " + file.string());
-  std::filesystem::remove(file);
+  const auto result = run(std::string(kPromtool) + " check metrics < " + file);
 
   EXPECT_EQ(result.exit_code, 0) << result.output << "\n--- exposition:\n" << exposition;
 }

@@ -80,5 +80,21 @@ TEST(JsonLogLine, FieldValuesAreEscapedToo) {
   EXPECT_EQ(line.at("trace_id"), "\xEF\xBF\xBD");
 }
 
+// Issue 19 item 12: JSON lines are read on terminals too (journalctl, tail): no escape sequence,
+// DEL or C1 control (U+009B is a one-character CSI) is written raw; the value still round-trips.
+TEST(JsonLogLine, AnsiOscDelAndC1Controls_AreWrittenAsUnicodeEscapes) {
+  const std::string text =
+      "id \x1b]0;owned\x07 \x7f \xC2\x9B"
+      "31m red";
+
+  const std::string raw = render_json_line(LogLevel::info, {"w", text, 1, {}}, text);
+
+  for (const char* control : {"\x1b", "\x07", "\x7f", "\xC2\x9B"})
+    EXPECT_EQ(raw.find(control), std::string::npos) << raw;
+  const auto line = parse_line(raw);
+  EXPECT_EQ(line.at("message"), text);
+  EXPECT_EQ(line.at("message_id"), text);
+}
+
 }  // namespace
 }  // namespace warren::observability

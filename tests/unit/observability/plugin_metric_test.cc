@@ -12,9 +12,9 @@ namespace {
 
 class PluginMetricTest : public ::testing::Test {
  protected:
-  PluginMetric* create(PluginMetricType type, const std::string& name,
-                       const std::vector<double>& buckets = {},
-                       const std::string& worker = "orders") {
+  host_abi::PluginMetric* create(MetricType type, const std::string& name,
+                                 const std::vector<double>& buckets = {},
+                                 const std::string& worker = "orders") {
     error_.clear();
     return metrics_.plugin_metric(worker, "livraria", type, name, "help text", buckets, error_);
   }
@@ -27,7 +27,7 @@ class PluginMetricTest : public ::testing::Test {
 };
 
 TEST_F(PluginMetricTest, NameWithoutPrefix_GetsWarrenPluginPrefixAndWorkerAndPluginLabels) {
-  auto* metric = create(PluginMetricType::counter, "emails_sent_total");
+  auto* metric = create(MetricType::counter, "emails_sent_total");
   ASSERT_NE(metric, nullptr) << error_;
 
   metric->record(2);
@@ -37,7 +37,7 @@ TEST_F(PluginMetricTest, NameWithoutPrefix_GetsWarrenPluginPrefixAndWorkerAndPlu
 }
 
 TEST_F(PluginMetricTest, NameWithPrefix_IsNotPrefixedTwice) {
-  auto* metric = create(PluginMetricType::gauge, "warren_plugin_cache_size");
+  auto* metric = create(MetricType::gauge, "warren_plugin_cache_size");
   ASSERT_NE(metric, nullptr) << error_;
 
   metric->record(17);
@@ -47,48 +47,48 @@ TEST_F(PluginMetricTest, NameWithPrefix_IsNotPrefixedTwice) {
 }
 
 TEST_F(PluginMetricTest, InvalidName_IsRefusedNamingIt) {
-  EXPECT_EQ(create(PluginMetricType::counter, "emails-sent"), nullptr);
+  EXPECT_EQ(create(MetricType::counter, "emails-sent"), nullptr);
   EXPECT_NE(error_.find("warren_plugin_emails-sent"), std::string::npos) << error_;
 
-  EXPECT_EQ(create(PluginMetricType::counter, "with space"), nullptr);
+  EXPECT_EQ(create(MetricType::counter, "with space"), nullptr);
   EXPECT_FALSE(error_.empty());
 }
 
 TEST_F(PluginMetricTest, SameNameAsAnotherType_IsRefusedSayingWhichTypeItIs) {
-  ASSERT_NE(create(PluginMetricType::counter, "jobs_total"), nullptr) << error_;
+  ASSERT_NE(create(MetricType::counter, "jobs_total"), nullptr) << error_;
 
-  EXPECT_EQ(create(PluginMetricType::gauge, "jobs_total"), nullptr);
+  EXPECT_EQ(create(MetricType::gauge, "jobs_total"), nullptr);
   EXPECT_NE(error_.find("already a counter"), std::string::npos) << error_;
-  EXPECT_EQ(create(PluginMetricType::gauge, "jobs_total", {}, "emails"), nullptr)
+  EXPECT_EQ(create(MetricType::gauge, "jobs_total", {}, "emails"), nullptr)
       << "the type belongs to the name, whichever worker asks";
 }
 
 TEST_F(PluginMetricTest, SameNameAndTypeAgain_ReturnsTheSameHandle) {
-  auto* first = create(PluginMetricType::counter, "jobs_total");
-  auto* second = create(PluginMetricType::counter, "jobs_total");
+  auto* first = create(MetricType::counter, "jobs_total");
+  auto* second = create(MetricType::counter, "jobs_total");
 
   EXPECT_NE(first, nullptr);
   EXPECT_EQ(first, second);
 }
 
 TEST_F(PluginMetricTest, SameNameFromAnotherWorker_SharesTheFamilyWithItsOwnLabels) {
-  create(PluginMetricType::counter, "jobs_total")->record(1);
-  create(PluginMetricType::counter, "jobs_total", {}, "emails")->record(5);
+  create(MetricType::counter, "jobs_total")->record(1);
+  create(MetricType::counter, "jobs_total", {}, "emails")->record(5);
 
   EXPECT_TRUE(exposes("warren_plugin_jobs_total{plugin=\"livraria\",worker=\"orders\"} 1"));
   EXPECT_TRUE(exposes("warren_plugin_jobs_total{plugin=\"livraria\",worker=\"emails\"} 5"));
 }
 
 TEST_F(PluginMetricTest, HistogramBuckets_MustStrictlyIncrease) {
-  EXPECT_EQ(create(PluginMetricType::histogram, "latency_seconds", {0.1, 0.1, 1}), nullptr);
+  EXPECT_EQ(create(MetricType::histogram, "latency_seconds", {0.1, 0.1, 1}), nullptr);
   EXPECT_NE(error_.find("strictly increasing"), std::string::npos) << error_;
-  EXPECT_EQ(create(PluginMetricType::histogram, "latency_seconds", {1, 0.5}), nullptr);
-  EXPECT_EQ(create(PluginMetricType::histogram, "latency_seconds", {}), nullptr);
+  EXPECT_EQ(create(MetricType::histogram, "latency_seconds", {1, 0.5}), nullptr);
+  EXPECT_EQ(create(MetricType::histogram, "latency_seconds", {}), nullptr);
   EXPECT_NE(error_.find("at least one bucket"), std::string::npos) << error_;
 }
 
 TEST_F(PluginMetricTest, Histogram_ObservesIntoItsBuckets) {
-  auto* metric = create(PluginMetricType::histogram, "latency_seconds", {0.1, 1});
+  auto* metric = create(MetricType::histogram, "latency_seconds", {0.1, 1});
   ASSERT_NE(metric, nullptr) << error_;
 
   metric->record(0.5);
@@ -101,7 +101,7 @@ TEST_F(PluginMetricTest, Histogram_ObservesIntoItsBuckets) {
 }
 
 TEST_F(PluginMetricTest, CounterGivenANegativeValue_IgnoresIt) {
-  auto* metric = create(PluginMetricType::counter, "jobs_total");
+  auto* metric = create(MetricType::counter, "jobs_total");
   metric->record(4);
   metric->record(-1);
 

@@ -32,6 +32,8 @@ inline void populate_every_family(Metrics& metrics) {
   for (const char* result : {"confirmed", "nacked", "returned", "timeout"})
     metrics.published("livraria.events", result).Increment();
   metrics.set_plugin_info("livraria", "1.2.0", "orders");
+  metrics.crash_suspects("orders").Increment(2);
+  metrics.dead_lettered("orders", "crash").Increment();
   metrics.outbox_pending("orders").Set(3);
   metrics.outbox_dead("orders").Set(0);
   metrics.outbox_relayed("orders").Increment(5);
@@ -39,9 +41,9 @@ inline void populate_every_family(Metrics& metrics) {
 
   std::string error;
   const std::vector<double> buckets{0.01, 0.1, 1};
-  for (const auto& [type, name] : {std::pair{PluginMetricType::counter, "emails_sent_total"},
-                                   std::pair{PluginMetricType::gauge, "cache_entries"},
-                                   std::pair{PluginMetricType::histogram, "render_seconds"}}) {
+  for (const auto& [type, name] : {std::pair{MetricType::counter, "emails_sent_total"},
+                                   std::pair{MetricType::gauge, "cache_entries"},
+                                   std::pair{MetricType::histogram, "render_seconds"}}) {
     auto* metric = metrics.plugin_metric("orders", "livraria", type, name, "", buckets, error);
     if (metric == nullptr)
       throw std::logic_error("plugin metric " + std::string(name) + " refused: " + error);

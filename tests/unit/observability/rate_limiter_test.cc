@@ -66,5 +66,23 @@ TEST(RateLimiter, ClockGoingBackwards_AddsNoTokens) {
   EXPECT_FALSE(limiter.admit("orders", kStart - 10s).allowed);
 }
 
+// For the timer report of a flood that stopped (issue 19 item 14): each refused event is
+// reported once, either taken here or with the next admitted event.
+TEST(RateLimiter, TakeSuppressed_ReturnsAndResetsTheCountsOfKeysWithRefusals) {
+  RateLimiter limiter(5, 1);
+  ASSERT_TRUE(limiter.admit("orders", kStart).allowed);
+  for (int i = 0; i < 4; ++i)
+    ASSERT_FALSE(limiter.admit("orders", kStart).allowed);
+  ASSERT_TRUE(limiter.admit("emails", kStart).allowed);
+
+  const auto taken = limiter.take_suppressed();
+
+  ASSERT_EQ(taken.size(), 1u) << "emails refused nothing";
+  EXPECT_EQ(taken[0].first, "orders");
+  EXPECT_EQ(taken[0].second, 4u);
+  EXPECT_TRUE(limiter.take_suppressed().empty());
+  EXPECT_EQ(limiter.admit("orders", kStart + 1s).suppressed_before, 0u) << "reported already";
+}
+
 }  // namespace
 }  // namespace warren::observability

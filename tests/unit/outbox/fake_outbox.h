@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,13 +75,22 @@ class FakeOutboxStore final : public OutboxStore {
     ::poll(&fd, 1, static_cast<int>(timeout.count()));
   }
 
+  // What the table reports: its pending rows, and the dead count and oldest age the test set.
   OutboxStats stats() override {
     std::lock_guard lock(mutex_);
     OutboxStats stats;
     stats.pending = static_cast<long>(pending_.size());
-    stats.dead = 3;
-    stats.oldest_pending_age_seconds = 12.5;
+    stats.dead = dead_;
+    stats.oldest_pending_age_seconds = oldest_pending_age_seconds_;
     return stats;
+  }
+  // Sent rows are not kept here: nothing to prune (and no event noted, so the relay's own
+  // schedule does not show in the event log).
+  long prune_sent(std::chrono::milliseconds /*older_than*/, int /*limit*/) override { return 0; }
+  void set_stats(long dead, std::optional<double> oldest_pending_age_seconds) {
+    std::lock_guard lock(mutex_);
+    dead_ = dead;
+    oldest_pending_age_seconds_ = oldest_pending_age_seconds;
   }
 
   std::size_t pending() {
@@ -107,6 +117,8 @@ class FakeOutboxStore final : public OutboxStore {
   std::mutex mutex_;
   std::vector<OutboxRow> pending_;
   std::vector<OutboxRow> claimed_;
+  long dead_ = 0;
+  std::optional<double> oldest_pending_age_seconds_;
 };
 
 class FakeRowPublisher final : public RowPublisher {
@@ -116,7 +128,7 @@ class FakeRowPublisher final : public RowPublisher {
   bool ready() const override { return is_ready; }
 
   std::vector<PublishOutcome> publish_all(
-      const std::vector<runtime::OutboundMessage>& messages) override {
+      const std::vector<transport::OutboundMessage>& messages) override {
     std::vector<PublishOutcome> outcomes;
     {
       std::lock_guard lock(mutex_);
@@ -136,8 +148,8 @@ class FakeRowPublisher final : public RowPublisher {
   }
 
   bool is_ready = true;
-  std::function<PublishOutcome(const runtime::OutboundMessage&)> verdict;
-  std::vector<runtime::OutboundMessage> published;
+  std::function<PublishOutcome(const transport::OutboundMessage&)> verdict;
+  std::vector<transport::OutboundMessage> published;
 
  private:
   std::vector<std::string>* events_;

@@ -4,6 +4,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+#include <string>
+
 #include "pg_test_schema.h"
 
 namespace warren::outbox {
@@ -12,9 +16,12 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(OutboxSchema, CompiledInText_IsTheSqlFile) {
-  EXPECT_THAT(std::string(outbox_schema_sql()),
-              HasSubstr("CREATE TABLE IF NOT EXISTS warren_outbox"));
-  EXPECT_THAT(std::string(outbox_schema_sql()), HasSubstr("warren_outbox_enqueue"));
+  const std::string file = WARREN_SOURCE_DIR "/sql/outbox.sql";
+  std::ifstream in(file, std::ios::binary);
+  ASSERT_TRUE(in) << "cannot read " << file;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(text.empty()) << file;
+  EXPECT_EQ(outbox_schema_sql(), text) << "rebuild: the compiled-in schema is not " << file;
 }
 
 TEST(OutboxSchema, AppliedAgain_SucceedsAndKeepsTheRowsOfBothTables) {
@@ -59,19 +66,41 @@ TEST(OutboxSchema, Enqueue_ByParameterName_KeepsTheGivenMessageId) {
   db.exec(
       "SELECT warren_outbox_enqueue(exchange => 'e', routing_key => 'k', payload => '\\x00', "
       "message_id => 'evt-1', headers => '{\"a\": \"b\"}')");
-  EXPECT_EQ(db.exec("SELECT message_id, headers->>'a' FROM warren_outbox").text(0, 0), "evt-1");
+  const auto row = db.exec("SELECT message_id, headers::text FROM warren_outbox");
+  ASSERT_EQ(row.rows(), 1);
+  EXPECT_EQ(row.text(0, 0), "evt-1");
+  EXPECT_EQ(row.text(0, 1), R"({"a": "b"})");
 }
 
-TEST(OutboxSchema, StatusOutsidePendingSentDead_IsRejected) {
+// Whether `sql` fails as a CHECK constraint violation (SQLSTATE 23514) of `constraint`, and no
+// other way: a test that accepted any PgError would pass on a typo in its own statement.
+::testing::AssertionResult violates_check(PgConnection& db, const std::string& sql,
+                                          const std::string& constraint) {
+  try {
+    db.exec(sql);
+  } catch (const PgError& error) {
+    const std::string message = error.what();
+    if (error.sqlstate() == "23514" && message.find(constraint) != std::string::npos)
+      return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "SQLSTATE " << error.sqlstate() << ": " << message;
+  }
+  return ::testing::AssertionFailure() << "accepted: " << sql;
+}
+
+TEST(OutboxSchema, StatusOutsidePendingSentDeadOrHeadersNotAnObject_AreRejectedByTheirChecks) {
   testing::PgTestSchema schema;
   PG_TEST_SCHEMA_OR_SKIP(schema);
   auto db = schema.connect();
-  EXPECT_THROW(db.exec("INSERT INTO warren_outbox (routing_key, payload, status) "
-                       "VALUES ('k', '\\x00', 'lost')"),
-               PgError);
-  EXPECT_THROW(db.exec("INSERT INTO warren_outbox (routing_key, payload, headers) "
-                       "VALUES ('k', '\\x00', '[1]')"),
-               PgError);
+
+  EXPECT_TRUE(violates_check(db,
+                             "INSERT INTO warren_outbox (routing_key, payload, status) "
+                             "VALUES ('k', '\\x00', 'lost')",
+                             "warren_outbox_status"));
+  EXPECT_TRUE(violates_check(db,
+                             "INSERT INTO warren_outbox (routing_key, payload, headers) "
+                             "VALUES ('k', '\\x00', '[1]')",
+                             "warren_outbox_headers_object"));
+  EXPECT_EQ(db.exec("SELECT count(*) FROM warren_outbox").text(0, 0), "0");
 }
 
 TEST(OutboxSchema, PurgeSent_DeletesOnlyOldSentRows) {

@@ -4,15 +4,17 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "eventually.h"
 #include "pg_test_schema.h"
 
 namespace warren::outbox {
 namespace {
 
 using namespace std::chrono_literals;
+using test_support::eventually;
 
-runtime::InboundMessage message(const std::string& id) {
-  runtime::InboundMessage m;
+transport::InboundMessage message(const std::string& id) {
+  transport::InboundMessage m;
   m.message_id = id;
   return m;
 }
@@ -80,12 +82,9 @@ TEST_F(PgInboxStoreTest, PruningThread_DeletesOldRowsInTheBackground) {
   db.exec("UPDATE warren_inbox SET processed_at = now() - interval '2 hours'");
 
   store.start_pruning();
-  bool pruned = false;
-  for (int i = 0; i < 200 && !pruned; ++i) {
-    pruned = db.exec("SELECT count(*) FROM warren_inbox").text(0, 0) == "0";
-    if (!pruned)
-      std::this_thread::sleep_for(10ms);
-  }
+  // A deadline, not a number of polls: a busy machine may run the pruning thread late.
+  const bool pruned = eventually(
+      [&] { return db.exec("SELECT count(*) FROM warren_inbox").text(0, 0) == "0"; }, 30s, 10ms);
   store.stop_pruning();
   EXPECT_TRUE(pruned);
 }

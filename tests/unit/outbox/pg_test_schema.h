@@ -1,7 +1,7 @@
 // A PostgreSQL schema of the test's own on the server scripts/test starts (WARREN_TEST_PG_DSN),
 // with sql/outbox.sql applied in it, so tests running at the same time never see each other's
 // rows. Tests call PG_TEST_SCHEMA_OR_SKIP() first: without the server they skip, unless
-// WARREN_REQUIRE_SERVICES=1 (scripts/test sets it), where they fail: CI never passes by skipping.
+// WARREN_REQUIRE_SERVICES=1 (scripts/test sets it), where they fail (required_services.h).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,14 +12,9 @@
 
 #include "outbox/outbox_schema.h"
 #include "outbox/pg_connection.h"
+#include "required_services.h"
 
 namespace warren::outbox::testing {
-
-// WARREN_REQUIRE_SERVICES=1: a missing service fails the test instead of skipping it.
-inline bool services_required() {
-  const char* required = std::getenv("WARREN_REQUIRE_SERVICES");
-  return required != nullptr && std::string(required) == "1";
-}
 
 class PgTestSchema {
  public:
@@ -64,11 +59,8 @@ class PgTestSchema {
 
 }  // namespace warren::outbox::testing
 
-#define PG_TEST_SCHEMA_OR_SKIP(schema)                                                   \
-  if ((schema).available()) {                                                            \
-  } else if (::warren::outbox::testing::services_required())                             \
-    GTEST_FAIL() << "WARREN_REQUIRE_SERVICES=1 but WARREN_TEST_PG_DSN is not set "       \
-                    "(scripts/test starts PostgreSQL and exports it)";                   \
-  else                                                                                   \
-    GTEST_SKIP() << "WARREN_TEST_PG_DSN is not set (scripts/test starts PostgreSQL; or " \
-                    "source the env of scripts/services/postgres.sh)"
+#define PG_TEST_SCHEMA_OR_SKIP(schema)                                     \
+  if (!(schema).available())                                               \
+  WARREN_SKIP_OR_FAIL(                                                     \
+      "WARREN_TEST_PG_DSN is not set (scripts/test starts PostgreSQL; or " \
+      "source the env of scripts/services/postgres.sh)")

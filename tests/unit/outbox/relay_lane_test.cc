@@ -78,7 +78,7 @@ TEST_F(RelayLaneTest, PublisherNotReady_ClaimsNothing) {
 
 TEST_F(RelayLaneTest, ReturnedRow_IsRecordedFailedWithBackoffAndNeverSent) {
   store_.add_rows(make_rows(2));
-  publisher_.verdict = [](const runtime::OutboundMessage& message) {
+  publisher_.verdict = [](const transport::OutboundMessage& message) {
     return message.message_id == "msg-1" ? PublishOutcome::failed("returned: 312 NO_ROUTE")
                                          : PublishOutcome::confirmed();
   };
@@ -98,7 +98,7 @@ TEST_F(RelayLaneTest, ReturnedRow_IsRecordedFailedWithBackoffAndNeverSent) {
 
 TEST_F(RelayLaneTest, RowFailingItsLastAttempt_IsRecordedDead) {
   store_.add_rows(make_rows(1, "rk", 2));
-  publisher_.verdict = [](const runtime::OutboundMessage&) {
+  publisher_.verdict = [](const transport::OutboundMessage&) {
     return PublishOutcome::failed("nacked");
   };
   auto lane = make_lane();
@@ -110,7 +110,7 @@ TEST_F(RelayLaneTest, RowFailingItsLastAttempt_IsRecordedDead) {
 
 TEST_F(RelayLaneTest, BrokerLostDuringTheBatch_ConfirmedRowsAreRecordedTheOthersStayPending) {
   store_.add_rows(make_rows(3));
-  publisher_.verdict = [](const runtime::OutboundMessage& message) {
+  publisher_.verdict = [](const transport::OutboundMessage& message) {
     return message.message_id == "msg-0" ? PublishOutcome::confirmed()
                                          : PublishOutcome::unavailable("connection lost");
   };
@@ -124,7 +124,7 @@ TEST_F(RelayLaneTest, BrokerLostDuringTheBatch_ConfirmedRowsAreRecordedTheOthers
 
 TEST_F(RelayLaneTest, NoRowPublished_RecordsNothingAndRollsBack) {
   store_.add_rows(make_rows(2));
-  publisher_.verdict = [](const runtime::OutboundMessage&) {
+  publisher_.verdict = [](const transport::OutboundMessage&) {
     return PublishOutcome::unavailable("connection lost");
   };
   auto lane = make_lane();

@@ -17,6 +17,7 @@
 #include <system_error>
 
 #include "plugin/plugin_library.h"
+#include "temp_dir.h"
 
 namespace warren::plugin::testing {
 
@@ -31,21 +32,7 @@ inline std::filesystem::path fixture_plugin_file(std::string_view name) {
 // A fresh directory (mode 0755) removed with everything in it at the end of the test.
 class TempPluginDir {
  public:
-  TempPluginDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "warren-plugin-test-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) {
-      throw std::system_error(errno, std::generic_category(), "mkdtemp " + pattern);
-    }
-    path_ = pattern;
-    chmod(path_, 0755);
-  }
-  ~TempPluginDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempPluginDir(const TempPluginDir&) = delete;
-  TempPluginDir& operator=(const TempPluginDir&) = delete;
+  TempPluginDir() : path_(directory_.path()) { chmod(path_, 0755); }
 
   const std::filesystem::path& path() const noexcept { return path_; }
 
@@ -82,7 +69,8 @@ class TempPluginDir {
   }
 
  private:
-  std::filesystem::path path_;
+  test_support::TempDir directory_;
+  std::filesystem::path path_;  // directory_'s
 };
 
 // Runs `action`, which must throw PluginLoadError, and returns the error for inspection.

@@ -5,20 +5,25 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <typeinfo>
 
 #include "fake_services.h"
 #include "fixture_plugins.h"
-#include "plugin/host_services.h"
+#include "warren/host_abi/host_table.h"
+#include "warren/host_abi/services.h"
 
 namespace warren::plugin {
 namespace {
 
+using host_abi::HandlerError;
+using host_abi::MessageServices;
+using host_abi::ReportedOutcome;
 using ::testing::AllOf;
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using testing::FakeMessageServices;
 using testing::FakeWorkerServices;
@@ -28,7 +33,7 @@ using testing::fixture_plugin_file;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using testing::LogLine;
-using testing::PublishedMessage;
+using ::testing::Not;
 using testing::refusal_of;
 using ::testing::SizeIs;
 
@@ -73,8 +78,8 @@ TEST_F(HandlerInstanceTest, GoodHandler_AcksTheMessage) {
   const auto message = handle(instance, "anything");
 
   ASSERT_THAT(message->reports, SizeIs(1));
-  EXPECT_EQ(message->reports[0].kind, static_cast<std::uint32_t>(WARREN_OUTCOME_ACK));
-  EXPECT_EQ(message->reports[0].error_kind, static_cast<std::uint32_t>(WARREN_ERROR_NONE));
+  EXPECT_EQ(message->reports[0].kind, ReportedOutcome::Kind::ack);
+  EXPECT_EQ(message->reports[0].error, HandlerError::none);
   EXPECT_EQ(instance.info().name, "good");
 }
 
@@ -90,9 +95,9 @@ TEST_F(HandlerInstanceTest, PluginMetric_IsCreatedInTheWorkerAndRecordedPerMessa
   handle(instance, "one");
   handle(instance, "two");
 
-  const testing::FakeMetric* handled = worker_.find_metric("handled_total");
+  const testing::FakeMetric* handled = worker_.find_metric("warren_plugin_handled_total");
   ASSERT_NE(handled, nullptr);
-  EXPECT_EQ(handled->type, WARREN_METRIC_COUNTER);
+  EXPECT_EQ(handled->type(), MetricType::counter);
   EXPECT_EQ(handled->help, "Messages the good fixture handled");
   EXPECT_THAT(handled->recorded, ElementsAre(1.0, 1.0));
 }
@@ -105,7 +110,7 @@ TEST_F(HandlerInstanceTest, WorkerSetting_ReachesThePlugin) {
 
   EXPECT_THAT(message->logs, ElementsAre(log_line(LogLevel::info, "greeting=hello")));
   ASSERT_THAT(message->reports, SizeIs(1));
-  EXPECT_EQ(message->reports[0].kind, static_cast<std::uint32_t>(WARREN_OUTCOME_ACK));
+  EXPECT_EQ(message->reports[0].kind, ReportedOutcome::Kind::ack);
 }
 
 TEST_F(HandlerInstanceTest, MissingSetting_IsAbsentForThePlugin) {
@@ -144,8 +149,9 @@ TEST_F(HandlerInstanceTest, RetryWithDelay_ReportsTheDelay) {
   const auto message = handle(instance, "retry-in-250ms");
 
   ASSERT_THAT(message->reports, SizeIs(1));
-  EXPECT_EQ(message->reports[0].kind, static_cast<std::uint32_t>(WARREN_OUTCOME_RETRY));
-  EXPECT_EQ(message->reports[0].delay_ms, 250);
+  EXPECT_EQ(message->reports[0].kind, ReportedOutcome::Kind::retry);
+  EXPECT_EQ(message->reports[0].delay, std::chrono::milliseconds(250));
+  EXPECT_FALSE(message->reports[0].threw());
 }
 
 TEST_F(HandlerInstanceTest, DeadLetter_ReportsTheReason) {
@@ -154,8 +160,9 @@ TEST_F(HandlerInstanceTest, DeadLetter_ReportsTheReason) {
   const auto message = handle(instance, "dead-letter");
 
   ASSERT_THAT(message->reports, SizeIs(1));
-  EXPECT_EQ(message->reports[0].kind, static_cast<std::uint32_t>(WARREN_OUTCOME_DEAD_LETTER));
+  EXPECT_EQ(message->reports[0].kind, ReportedOutcome::Kind::dead_letter);
   EXPECT_EQ(message->reports[0].reason, "asked to dead-letter");
+  EXPECT_EQ(message->reports[0].error, HandlerError::none);
 }
 
 TEST_F(HandlerInstanceTest, Publish_ReachesTheMessageServices) {
@@ -164,14 +171,15 @@ TEST_F(HandlerInstanceTest, Publish_ReachesTheMessageServices) {
   const auto message = handle(instance, "publish");
 
   ASSERT_THAT(message->published, SizeIs(1));
-  const PublishedMessage& published = message->published[0];
+  const OutgoingMessage& published = message->published[0];
   EXPECT_EQ(published.exchange, "orders");
   EXPECT_EQ(published.routing_key, "order.created");
   EXPECT_EQ(published.body, "payload");
+  EXPECT_EQ(published.content_type, "");
+  EXPECT_EQ(published.message_id, "");
   EXPECT_THAT(published.headers, IsEmpty());
-  EXPECT_FALSE(message->saw_null_string_data);
   ASSERT_THAT(message->reports, SizeIs(1));
-  EXPECT_EQ(message->reports[0].kind, static_cast<std::uint32_t>(WARREN_OUTCOME_ACK));
+  EXPECT_EQ(message->reports[0].kind, ReportedOutcome::Kind::ack);
 }
 
 TEST_F(HandlerInstanceTest, FailedPublish_ReachesThePluginAsPublishErrorWithTheHostsReason) {
@@ -182,12 +190,13 @@ TEST_F(HandlerInstanceTest, FailedPublish_ReachesThePluginAsPublishErrorWithTheH
   instance.handle(delivery("publish"), message);
 
   ASSERT_THAT(message.reports, SizeIs(1));
-  EXPECT_EQ(message.reports[0].kind, static_cast<std::uint32_t>(WARREN_OUTCOME_THREW));
+  EXPECT_EQ(message.reports[0].kind, ReportedOutcome::Kind::retry);
+  EXPECT_EQ(message.reports[0].error, HandlerError::std_exception);
   EXPECT_EQ(message.reports[0].reason, "exchange \"orders\" returned the message: no queue bound");
-  EXPECT_THAT(message.reports[0].error_type, HasSubstr("PublishError"));
+  EXPECT_EQ(message.reports[0].exception_type, "warren::PublishError");
 }
 
-TEST_F(HandlerInstanceTest, ScopeSetByThePlugin_IsWhatTheHostReturnsAndDestroys) {
+TEST_F(HandlerInstanceTest, ScopeSetByThePlugin_IsWhatTheHostReturnsAndDiesAtSettlement) {
   const HandlerInstance instance(PluginLibrary::load(fixture_plugin_dir(), "good"), worker_);
   FakeMessageServices message;
 
@@ -195,16 +204,18 @@ TEST_F(HandlerInstanceTest, ScopeSetByThePlugin_IsWhatTheHostReturnsAndDestroys)
 
   // The plugin created its scope once and found its object in it again through message_scope.
   EXPECT_EQ(message.set_scope_calls, 1);
-  ASSERT_NE(message.scope_object, nullptr);
-  ASSERT_NE(message.scope_destroy, nullptr);
-  EXPECT_EQ(host_api().message_scope(&static_cast<MessageServices&>(message)),
-            message.scope_object);
+  ASSERT_NE(message.scope_slot.get(), nullptr);
+  EXPECT_EQ(host_abi::host_table().message_scope(&static_cast<MessageServices&>(message)),
+            message.scope_slot.get());
   ASSERT_THAT(message.reports, SizeIs(1));
-  EXPECT_EQ(message.reports[0].kind, static_cast<std::uint32_t>(WARREN_OUTCOME_ACK));
+  EXPECT_EQ(message.reports[0].kind, ReportedOutcome::Kind::ack);
+  const auto destroyed = log_line(LogLevel::info, "scope of m-1 destroyed");
+  EXPECT_THAT(worker_.logs, Not(Contains(destroyed))) << "alive until the message settles";
 
-  // Settling destroys the scope through the plugin's function (LeakSanitizer checks it ran).
-  message.settle();
-  EXPECT_EQ(message.scope_object, nullptr);
+  // Settling runs the plugin's own destroy function: its object's destructor logs.
+  message.scope_slot.settle();
+  EXPECT_THAT(worker_.logs, Contains(destroyed));
+  EXPECT_EQ(message.scope_slot.get(), nullptr);
 }
 
 TEST_F(HandlerInstanceTest, StdException_ArrivesAsThrewWithItsWhat) {
@@ -213,22 +224,23 @@ TEST_F(HandlerInstanceTest, StdException_ArrivesAsThrewWithItsWhat) {
   const auto message = handle(instance, "std");
 
   ASSERT_THAT(message->reports, SizeIs(1));
-  EXPECT_EQ(message->reports[0].kind, static_cast<std::uint32_t>(WARREN_OUTCOME_THREW));
-  EXPECT_EQ(message->reports[0].error_kind, static_cast<std::uint32_t>(WARREN_ERROR_STD_EXCEPTION));
+  EXPECT_EQ(message->reports[0].kind, ReportedOutcome::Kind::retry);
+  EXPECT_EQ(message->reports[0].error, HandlerError::std_exception);
   EXPECT_EQ(message->reports[0].reason, "payment gateway timed out");
-  EXPECT_EQ(message->reports[0].error_type, typeid(std::runtime_error).name());
+  EXPECT_EQ(message->reports[0].exception_type, "std::runtime_error");
+  EXPECT_FALSE(message->reports[0].delay.has_value());
 }
 
-TEST_F(HandlerInstanceTest, PermanentError_ArrivesAsThrewPermanent) {
+TEST_F(HandlerInstanceTest, PermanentError_ArrivesAsADeadLetterThatWasThrown) {
   const HandlerInstance instance(PluginLibrary::load(fixture_plugin_dir(), "throwing"), worker_);
 
   const auto message = handle(instance, "permanent");
 
   ASSERT_THAT(message->reports, SizeIs(1));
-  EXPECT_EQ(message->reports[0].kind, static_cast<std::uint32_t>(WARREN_OUTCOME_THREW_PERMANENT));
-  EXPECT_EQ(message->reports[0].error_kind, static_cast<std::uint32_t>(WARREN_ERROR_PERMANENT));
+  EXPECT_EQ(message->reports[0].kind, ReportedOutcome::Kind::dead_letter);
+  EXPECT_EQ(message->reports[0].error, HandlerError::permanent);
   EXPECT_EQ(message->reports[0].reason, "order 17 has no customer");
-  EXPECT_THAT(message->reports[0].error_type, HasSubstr("PermanentError"));
+  EXPECT_EQ(message->reports[0].exception_type, "warren::PermanentError");
 }
 
 TEST_F(HandlerInstanceTest, NonStdException_ArrivesAsThrewOfUnknownKind) {
@@ -237,9 +249,10 @@ TEST_F(HandlerInstanceTest, NonStdException_ArrivesAsThrewOfUnknownKind) {
   const auto message = handle(instance, "int");
 
   ASSERT_THAT(message->reports, SizeIs(1));
-  EXPECT_EQ(message->reports[0].kind, static_cast<std::uint32_t>(WARREN_OUTCOME_THREW));
-  EXPECT_EQ(message->reports[0].error_kind, static_cast<std::uint32_t>(WARREN_ERROR_UNKNOWN));
-  EXPECT_EQ(message->reports[0].error_type, "");
+  EXPECT_EQ(message->reports[0].kind, ReportedOutcome::Kind::retry);
+  EXPECT_EQ(message->reports[0].error, HandlerError::unknown);
+  EXPECT_EQ(message->reports[0].reason, "a non-std exception was thrown");
+  EXPECT_EQ(message->reports[0].exception_type, "");
 }
 
 TEST_F(HandlerInstanceTest, HandlerThatThrew_KeepsHandlingLaterMessages) {
@@ -250,7 +263,7 @@ TEST_F(HandlerInstanceTest, HandlerThatThrew_KeepsHandlingLaterMessages) {
   const auto message = handle(instance, "fine");
 
   ASSERT_THAT(message->reports, SizeIs(1));
-  EXPECT_EQ(message->reports[0].kind, static_cast<std::uint32_t>(WARREN_OUTCOME_ACK));
+  EXPECT_EQ(message->reports[0].kind, ReportedOutcome::Kind::ack);
 }
 
 TEST_F(HandlerInstanceTest, ConstructorThatThrows_IsRefusedWithItsReason) {
@@ -271,7 +284,7 @@ TEST_F(HandlerInstanceTest, Instance_KeepsItsLibraryLoadedAfterTheLoaderLetsGo) 
   EXPECT_FALSE(watcher.expired());
   const auto message = handle(instance, "anything");
   ASSERT_THAT(message->reports, SizeIs(1));
-  EXPECT_EQ(message->reports[0].kind, static_cast<std::uint32_t>(WARREN_OUTCOME_ACK));
+  EXPECT_EQ(message->reports[0].kind, ReportedOutcome::Kind::ack);
 }
 
 TEST_F(HandlerInstanceTest, MissingLibrary_IsAnInvalidArgument) {

@@ -1,19 +1,32 @@
-// The warren_host_api table, called directly as a plugin would (including a careless one): it
-// forwards to the runtime's services and is defensive about whatever a plugin passes.
+// The warren_host_api table of the shared ABI adapter (host_abi::host_table, which the host and
+// the test harness both hand to plugins), called directly as a plugin would (including a careless
+// one): it checks and converts what a plugin passes and forwards to the services.
+#include "warren/host_abi/host_table.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "fake_services.h"
-#include "plugin/host_services.h"
+#include "named_scopes.h"
+#include "warren/detail/strings.h"
+#include "warren/host_abi/services.h"
 
 namespace warren::plugin {
 namespace {
 
+using detail::from_abi;
+using host_abi::MessageServices;
+using host_abi::ReportedOutcome;
+using host_abi::WorkerServices;
 using ::testing::AllOf;
+using testing::destroy_named_scope;
+using testing::destroyed_scopes;
 using ::testing::ElementsAre;
 using testing::FakeMessageServices;
 using testing::FakeWorkerServices;
@@ -23,10 +36,7 @@ using testing::LogLine;
 using ::testing::SizeIs;
 
 warren_str abi(std::string_view text) {
-  return warren_str{text.data(), text.size()};
-}
-std::string_view text(warren_str value) {
-  return std::string_view(value.data, value.size);
+  return detail::to_abi(text);
 }
 
 auto log_line(LogLevel level, const std::string& line) {
@@ -52,7 +62,7 @@ warren_publish_request publish_request() {
 
 class HostApiTest : public ::testing::Test {
  protected:
-  const warren_host_api& api_ = host_api();
+  const warren_host_api& api_ = host_abi::host_table();
   FakeWorkerServices worker_;
   FakeMessageServices message_;
 };
@@ -107,7 +117,7 @@ TEST_F(HostApiTest, NullHandles_AreIgnored) {
 }
 
 TEST_F(HostApiTest, WorkerName_IsForwarded) {
-  EXPECT_EQ(text(api_.plugin_worker_name(host_plugin(worker_))), "orders-worker");
+  EXPECT_EQ(from_abi(api_.plugin_worker_name(host_plugin(worker_))), "orders-worker");
 }
 
 TEST_F(HostApiTest, ExistingSetting_ReturnsOneAndItsValue) {
@@ -115,14 +125,14 @@ TEST_F(HostApiTest, ExistingSetting_ReturnsOneAndItsValue) {
   warren_str value{};
 
   EXPECT_EQ(api_.plugin_setting(host_plugin(worker_), abi("dsn"), &value), 1);
-  EXPECT_EQ(text(value), "postgres://db/orders");
+  EXPECT_EQ(from_abi(value), "postgres://db/orders");
 }
 
 TEST_F(HostApiTest, MissingSetting_ReturnsZeroAndLeavesTheValueAlone) {
   warren_str value = abi("untouched");
 
   EXPECT_EQ(api_.plugin_setting(host_plugin(worker_), abi("dsn"), &value), 0);
-  EXPECT_EQ(text(value), "untouched");
+  EXPECT_EQ(from_abi(value), "untouched");
 }
 
 TEST_F(HostApiTest, SettingWithoutAPlaceForTheValue_ReturnsZero) {
@@ -135,7 +145,7 @@ TEST_F(HostApiTest, Header_ReturnsOneAndItsValueWhenPresent) {
   warren_str value{};
 
   EXPECT_EQ(api_.message_header(host_message(message_), abi("x-tenant"), &value), 1);
-  EXPECT_EQ(text(value), "acme");
+  EXPECT_EQ(from_abi(value), "acme");
   EXPECT_EQ(api_.message_header(host_message(message_), abi("x-other"), &value), 0);
 }
 
@@ -147,11 +157,23 @@ TEST_F(HostApiTest, Metric_IsCreatedByTheWorkerAndRecordsThroughItsHandle) {
 
   api_.metric_record(metric, 0.25);
 
-  const testing::FakeMetric* created = worker_.find_metric("latency_seconds");
-  ASSERT_NE(created, nullptr);
-  EXPECT_EQ(created->type, WARREN_METRIC_HISTOGRAM);
+  const testing::FakeMetric* created = worker_.find_metric("warren_plugin_latency_seconds");
+  ASSERT_NE(created, nullptr) << "the worker receives the exported name";
+  EXPECT_EQ(created->type(), MetricType::histogram);
+  EXPECT_EQ(created->help, "How long");
   EXPECT_THAT(created->buckets, ElementsAre(0.1, 0.5, 1.0));
   EXPECT_THAT(created->recorded, ElementsAre(0.25));
+}
+
+TEST_F(HostApiTest, CounterHandle_DropsNegativeAndNaNIncrements) {
+  void* metric = api_.plugin_metric(host_plugin(worker_), WARREN_METRIC_COUNTER, abi("jobs_total"),
+                                    abi("Jobs"), nullptr, 0);
+  ASSERT_NE(metric, nullptr);
+
+  for (const double value : {2.0, -1.0, std::nan(""), 3.0})
+    api_.metric_record(metric, value);
+
+  EXPECT_THAT(worker_.find_metric("warren_plugin_jobs_total")->recorded, ElementsAre(2.0, 3.0));
 }
 
 TEST_F(HostApiTest, MetricOfUnknownType_IsRefusedAndTheRefusalLogged) {
@@ -160,9 +182,43 @@ TEST_F(HostApiTest, MetricOfUnknownType_IsRefusedAndTheRefusalLogged) {
 
   EXPECT_EQ(metric, nullptr);
   EXPECT_THAT(worker_.metrics, SizeIs(0));
-  ASSERT_THAT(worker_.logs, SizeIs(1));
-  EXPECT_THAT(worker_.logs[0].text,
-              AllOf(HasSubstr("\"odd_total\""), HasSubstr("unknown metric type 7")));
+  EXPECT_THAT(worker_.logs, ElementsAre(log_line(LogLevel::warn,
+                                                 "plugin metric 'warren_plugin_odd_total' "
+                                                 "refused: unknown metric type 7")));
+}
+
+TEST_F(HostApiTest, MetricBreakingTheNameRules_NeverReachesTheWorker) {
+  const double decreasing[] = {1.0, 0.5};
+
+  EXPECT_EQ(api_.plugin_metric(host_plugin(worker_), WARREN_METRIC_COUNTER, abi("bad name"),
+                               abi(""), nullptr, 0),
+            nullptr);
+  EXPECT_EQ(api_.plugin_metric(host_plugin(worker_), WARREN_METRIC_HISTOGRAM, abi("latency"),
+                               abi(""), decreasing, 2),
+            nullptr);
+
+  EXPECT_THAT(worker_.metrics, SizeIs(0));
+  EXPECT_THAT(
+      worker_.logs,
+      ElementsAre(log_line(LogLevel::warn,
+                           "plugin metric 'warren_plugin_bad name' refused: invalid metric "
+                           "name 'warren_plugin_bad name': use [a-zA-Z_:][a-zA-Z0-9_:]*"),
+                  log_line(LogLevel::warn,
+                           "plugin metric 'warren_plugin_latency' refused: histogram "
+                           "'warren_plugin_latency': buckets must be strictly increasing")));
+}
+
+TEST_F(HostApiTest, MetricTheRegistryRefuses_IsNullWithTheRegistrysReasonLogged) {
+  worker_.refuse_metrics_with = "metric 'warren_plugin_jobs_total' is already a gauge";
+
+  EXPECT_EQ(api_.plugin_metric(host_plugin(worker_), WARREN_METRIC_COUNTER, abi("jobs_total"),
+                               abi(""), nullptr, 0),
+            nullptr);
+  EXPECT_THAT(worker_.logs,
+              ElementsAre(log_line(LogLevel::warn,
+                                   "plugin metric 'warren_plugin_jobs_total' refused: "
+                                   "metric 'warren_plugin_jobs_total' is already a "
+                                   "gauge")));
 }
 
 TEST_F(HostApiTest, StopRequested_IsForwarded) {
@@ -171,23 +227,40 @@ TEST_F(HostApiTest, StopRequested_IsForwarded) {
   EXPECT_EQ(api_.message_stop_requested(host_message(message_)), 1);
 }
 
-int destroyed_scopes = 0;
-void count_destroyed_scope(void* scope) {
-  ++destroyed_scopes;
-  delete static_cast<std::string*>(scope);
-}
-
-TEST_F(HostApiTest, ScopeSetThroughSetScope_IsWhatScopeReturnsUntilTheHostDestroysIt) {
-  destroyed_scopes = 0;
+TEST_F(HostApiTest, ScopeSetThroughSetScope_IsWhatScopeReturns) {
+  destroyed_scopes.clear();
   auto* scope = new std::string("per-message");
 
   EXPECT_EQ(api_.message_scope(host_message(message_)), nullptr);
-  api_.message_set_scope(host_message(message_), scope, &count_destroyed_scope);
+  api_.message_set_scope(host_message(message_), scope, &destroy_named_scope);
 
   EXPECT_EQ(api_.message_scope(host_message(message_)), scope);
-  EXPECT_EQ(message_.scope_destroy, &count_destroyed_scope);
-  message_.settle();
-  EXPECT_EQ(destroyed_scopes, 1);
+  EXPECT_THAT(destroyed_scopes, SizeIs(0)) << "nothing dies before the message settles";
+}
+
+TEST_F(HostApiTest, ReplacedScope_IsDestroyedAtOnceAndTheNewOneAtSettlement) {
+  destroyed_scopes.clear();
+  api_.message_set_scope(host_message(message_), new std::string("first"), &destroy_named_scope);
+  void* second = new std::string("second");
+
+  api_.message_set_scope(host_message(message_), second, &destroy_named_scope);
+  api_.message_set_scope(host_message(message_), second, &destroy_named_scope);
+
+  EXPECT_THAT(destroyed_scopes, ElementsAre("first")) << "setting the same scope again keeps it";
+  EXPECT_EQ(api_.message_scope(host_message(message_)), second);
+  message_.scope_slot.settle();
+  EXPECT_THAT(destroyed_scopes, ElementsAre("first", "second"));
+  EXPECT_EQ(api_.message_scope(host_message(message_)), nullptr);
+}
+
+TEST_F(HostApiTest, ScopeOfAMessageNeverSettledExplicitly_DiesWithTheMessage) {
+  destroyed_scopes.clear();
+  {
+    FakeMessageServices short_lived;
+    api_.message_set_scope(host_message(short_lived), new std::string("orphan"),
+                           &destroy_named_scope);
+  }
+  EXPECT_THAT(destroyed_scopes, ElementsAre("orphan"));
 }
 
 TEST_F(HostApiTest, SuccessfulPublish_ReturnsZeroAndForwardsTheRequest) {
@@ -201,23 +274,32 @@ TEST_F(HostApiTest, SuccessfulPublish_ReturnsZeroAndForwardsTheRequest) {
 
   EXPECT_EQ(api_.message_publish(host_message(message_), &request, error, sizeof error), 0);
 
-  ASSERT_THAT(message_.published, SizeIs(1));
-  EXPECT_EQ(message_.published[0].exchange, "orders");
-  EXPECT_EQ(message_.published[0].routing_key, "order.created");
-  EXPECT_EQ(message_.published[0].body, "{}");
-  EXPECT_THAT(message_.published[0].headers,
-              ElementsAre(std::pair<std::string, std::string>("x-tenant", "acme")));
+  OutgoingMessage expected;
+  expected.exchange = "orders";
+  expected.routing_key = "order.created";
+  expected.body = "{}";
+  expected.headers = {{"x-tenant", "acme"}};
+  EXPECT_THAT(message_.published, ElementsAre(expected));
   EXPECT_STREQ(error, "untouched");
 }
 
-TEST_F(HostApiTest, Publish_GivesTheRuntimeNoNullStringData) {
+TEST_F(HostApiTest, Publish_ReadsNullStringDataAsEmpty) {
+  const warren_str names[] = {warren_str{nullptr, 5}};
+  const warren_str values[] = {abi("v")};
   warren_publish_request request = publish_request();
   request.content_type = warren_str{nullptr, 0};
-  request.message_id = warren_str{nullptr, 0};
+  request.message_id = warren_str{nullptr, 7};
+  request.header_names = names;
+  request.header_values = values;
+  request.header_count = 1;
   char error[64] = {};
 
   EXPECT_EQ(api_.message_publish(host_message(message_), &request, error, sizeof error), 0);
-  EXPECT_FALSE(message_.saw_null_string_data);
+  ASSERT_THAT(message_.published, SizeIs(1));
+  EXPECT_EQ(message_.published[0].content_type, "");
+  EXPECT_EQ(message_.published[0].message_id, "");
+  EXPECT_THAT(message_.published[0].headers,
+              ElementsAre(std::pair<std::string, std::string>("", "v")));
 }
 
 TEST_F(HostApiTest, FailedPublish_CopiesTheReasonNulTerminated) {
@@ -277,7 +359,7 @@ TEST_F(HostApiTest, PublishRequestSmallerThanAbi1_0_IsRefused) {
   EXPECT_THAT(message_.published, SizeIs(0));
 }
 
-TEST_F(HostApiTest, Report_ForwardsTheOutcome) {
+TEST_F(HostApiTest, Report_ForwardsTheOutcomeRead) {
   warren_outcome outcome{};
   outcome.struct_size = sizeof outcome;
   outcome.kind = WARREN_OUTCOME_DEAD_LETTER;
@@ -288,11 +370,12 @@ TEST_F(HostApiTest, Report_ForwardsTheOutcome) {
   api_.message_report(host_message(message_), &outcome);
 
   ASSERT_THAT(message_.reports, SizeIs(1));
-  EXPECT_EQ(message_.reports[0].kind, static_cast<std::uint32_t>(WARREN_OUTCOME_DEAD_LETTER));
+  EXPECT_EQ(message_.reports[0].kind, ReportedOutcome::Kind::dead_letter);
   EXPECT_EQ(message_.reports[0].reason, "unknown customer");
+  EXPECT_FALSE(message_.reports[0].threw());
 }
 
-TEST_F(HostApiTest, NullOrTruncatedOutcome_IsReportedAsKindZeroWithAReason) {
+TEST_F(HostApiTest, NullOrTruncatedOutcome_IsReportedAsInvalidWithAReason) {
   warren_outcome truncated{};
   truncated.struct_size = 8;
   truncated.kind = WARREN_OUTCOME_ACK;
@@ -301,9 +384,9 @@ TEST_F(HostApiTest, NullOrTruncatedOutcome_IsReportedAsKindZeroWithAReason) {
   api_.message_report(host_message(message_), &truncated);
 
   ASSERT_THAT(message_.reports, SizeIs(2));
-  EXPECT_EQ(message_.reports[0].kind, 0u);
+  EXPECT_EQ(message_.reports[0].kind, ReportedOutcome::Kind::invalid);
   EXPECT_THAT(message_.reports[0].reason, HasSubstr("no outcome"));
-  EXPECT_EQ(message_.reports[1].kind, 0u);
+  EXPECT_EQ(message_.reports[1].kind, ReportedOutcome::Kind::invalid);
   EXPECT_THAT(message_.reports[1].reason, HasSubstr("smaller than Warren ABI 1.0"));
 }
 

@@ -12,15 +12,18 @@
 #include <map>
 #include <set>
 
+#include "eventually.h"
 #include "fake_delivery.h"
 #include "in_process_plugin.h"
 #include "observability/log.h"
 #include "observability/metrics.h"
 #include "runtime/in_memory_transport.h"
+#include "warren/host_abi/host_table.h"
 
 namespace warren::runtime {
 namespace {
 
+using test_support::eventually;
 using testing_support::FakeDelivery;
 using testing_support::InProcessPlugin;
 using testing_support::SettlementLog;
@@ -95,30 +98,66 @@ double value(prometheus::Counter* counter) {
   return counter->Value();
 }
 
-TEST(Dispatcher,
-     TenThousandMessagesWithThrowingHandler_EveryMessageEndsAckedOrDeadLetteredAsCounted) {
+// Liveness only: how long a busy machine may take to run what a test waits for.
+constexpr auto kPatience = 60s;
+
+// One worker as the host builds it, over a handler compiled into the test: its metrics, its
+// context and handler instance, and its dispatcher, started (settling through `transport`, or
+// through each delivery when there is none).
+struct RunningWorker {
+  RunningWorker(std::shared_ptr<InProcessPlugin> plugin, const DispatcherOptions& options,
+                transport::Publisher* transport = nullptr, DuplicateFilter* filter = nullptr)
+      : context(options.worker, plugin->info().name, {}, metrics),
+        handler(std::move(plugin), context),
+        worker_metrics(metrics.worker(options.worker, options.queue.empty() ? "q" : options.queue)),
+        dispatcher(options, handler, context, transport, worker_metrics, nullptr) {
+    dispatcher.set_duplicate_filter(filter);
+    dispatcher.start();
+  }
+  bool drain(std::chrono::steady_clock::duration within = 10s) {
+    return dispatcher.drain(std::chrono::steady_clock::now() + within);
+  }
+
+  observability::Metrics metrics;
+  WorkerContext context;
+  const plugin::HandlerInstance handler;
+  const observability::WorkerMetrics worker_metrics;
+  Dispatcher dispatcher;
+};
+
+DispatcherOptions options_for(std::string worker) {
+  DispatcherOptions options;
+  options.worker = std::move(worker);
+  return options;
+}
+
+void reset_handler_state();  // every handler's shared state below, as before any test
+
+// Each test starts from the handlers' initial state, whatever ran before it in this process.
+class DispatcherTest : public ::testing::Test {
+ protected:
+  void SetUp() override { reset_handler_state(); }
+};
+
+TEST_F(DispatcherTest,
+       TenThousandMessagesWithThrowingHandler_EveryMessageEndsAckedOrDeadLetteredAsCounted) {
   const config::Config config = chaos_config();
   InMemoryTransport transport(config, 5s);
-  observability::Metrics metrics;
-  WorkerContext worker("chaos", "chaos", {}, metrics);
-  const plugin::HandlerInstance handler(InProcessPlugin::of<Chaos>("chaos"), worker);
-  DispatcherOptions options;
-  options.worker = "chaos";
+  DispatcherOptions options = options_for("chaos");
   options.queue = "work";
   options.prefetch = 64;
   options.concurrency = 8;
   options.retry.max_attempts = 4;
   options.retry.immediate = 1;
   options.retry.backoff = config::RetryPolicy::Backoff::none;
-  const auto worker_metrics = metrics.worker("chaos", "work");
-  Dispatcher dispatcher(options, handler, worker, &transport, worker_metrics, nullptr);
-  dispatcher.start();
-  Subscription subscription{"chaos", "work", options.prefetch, &dispatcher, ""};
+  RunningWorker chaos(InProcessPlugin::of<Chaos>("chaos"), options, &transport);
+  const auto& worker_metrics = chaos.worker_metrics;
+  transport::Subscription subscription{"chaos", "work", options.prefetch, &chaos.dispatcher, ""};
   transport.start({subscription});
 
   constexpr int kMessages = 10000;
   for (int i = 1; i <= kMessages; ++i) {
-    InboundMessage message;
+    transport::InboundMessage message;
     message.message_id = std::to_string(i);
     message.body = "order " + std::to_string(i);
     transport.enqueue("work", std::move(message));
@@ -127,12 +166,9 @@ TEST(Dispatcher,
   const auto settled_final = [&] {
     return value(worker_metrics.settled_ack) + value(worker_metrics.settled_dead_letter);
   };
-  const auto deadline = std::chrono::steady_clock::now() + 60s;
-  while (settled_final() < kMessages && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(5ms);  // polling a condition, bounded by the deadline
-  }
+  EXPECT_TRUE(eventually([&] { return settled_final() >= kMessages; }, kPatience));
   transport.stop_consuming();
-  ASSERT_TRUE(dispatcher.drain(std::chrono::steady_clock::now() + 10s));
+  ASSERT_TRUE(chaos.drain());
 
   // Nothing lost, nothing settled twice.
   EXPECT_EQ(settled_final(), kMessages);
@@ -151,7 +187,7 @@ TEST(Dispatcher,
                                       g_chaos.unknown_throws.load() +
                                       g_chaos.permanent_throws.load());
   EXPECT_GT(value(worker_metrics.settled_retry), 0);
-  EXPECT_EQ(metrics.worker("chaos", "work").in_flight->Value(), 0);
+  EXPECT_EQ(worker_metrics.in_flight->Value(), 0);
 }
 
 // ---- Scope: objects made in a message's scope live until that message is settled.
@@ -181,35 +217,30 @@ class ScopeUser final : public warren::Handler {
   }
 };
 
-class RecordingDelivery final : public Delivery {
+class RecordingDelivery final : public transport::Delivery {
  public:
   explicit RecordingDelivery(std::string id, std::latch& settled) : settled_(settled) {
     message_.message_id = std::move(id);
   }
-  const InboundMessage& message() const noexcept override { return message_; }
-  void settle(const Settlement& settlement) override {
+  const transport::InboundMessage& message() const noexcept override { return message_; }
+  void settle(const transport::Settlement& settlement) override {
     record_event(std::string("settled ") + to_string(settlement.kind));
     settled_.count_down();
   }
 
  private:
-  InboundMessage message_;
+  transport::InboundMessage message_;
   std::latch& settled_;
 };
 
-TEST(Dispatcher, ScopedObjects_LiveAcrossImmediateRetriesAndDieRightAfterSettlement) {
-  observability::Metrics metrics;
-  WorkerContext worker("scoped", "scoped", {}, metrics);
-  const plugin::HandlerInstance handler(InProcessPlugin::of<ScopeUser>("scoped"), worker);
-  DispatcherOptions options;
-  options.worker = "scoped";
+TEST_F(DispatcherTest, ScopedObjects_LiveAcrossImmediateRetriesAndDieRightAfterSettlement) {
+  DispatcherOptions options = options_for("scoped");
   options.retry.immediate = 1;
-  Dispatcher dispatcher(options, handler, worker, nullptr, metrics.worker("scoped", "q"), nullptr);
-  dispatcher.start();
+  RunningWorker scoped(InProcessPlugin::of<ScopeUser>("scoped"), options);
   std::latch settled(1);
-  dispatcher.deliver(std::make_unique<RecordingDelivery>("m1", settled));
+  scoped.dispatcher.deliver(std::make_unique<RecordingDelivery>("m1", settled));
   settled.wait();
-  ASSERT_TRUE(dispatcher.drain(std::chrono::steady_clock::now() + 5s));
+  ASSERT_TRUE(scoped.drain());
   std::lock_guard lock(g_events_mutex);
   EXPECT_EQ(g_events, (std::vector<std::string>{"made m1", "attempt 1 sees m1", "attempt 2 sees m1",
                                                 "settled ack", "destroyed m1"}));
@@ -228,10 +259,10 @@ void garbage_handle(void*, const warren_message* message, void* host_message) {
   warren_outcome outcome{};
   outcome.struct_size = sizeof(outcome);
   outcome.kind = 99;
-  plugin::host_api().message_report(host_message, &outcome);
+  host_abi::host_table().message_report(host_message, &outcome);
 }
 
-TEST(Dispatcher, GarbageOrMissingOutcome_IsRetriedNotFatal) {
+TEST_F(DispatcherTest, GarbageOrMissingOutcome_IsRetriedNotFatal) {
   warren_plugin_descriptor descriptor{};
   descriptor.struct_size = sizeof(descriptor);
   descriptor.abi_major = WARREN_ABI_MAJOR;
@@ -242,23 +273,19 @@ TEST(Dispatcher, GarbageOrMissingOutcome_IsRetriedNotFatal) {
   descriptor.create = &garbage_create;
   descriptor.destroy = &garbage_destroy;
   descriptor.handle = &garbage_handle;
-  observability::Metrics metrics;
-  WorkerContext worker("garbage", "garbage", {}, metrics);
-  const plugin::HandlerInstance handler(std::make_shared<InProcessPlugin>(descriptor), worker);
-  DispatcherOptions options;
-  options.worker = "garbage";
+  DispatcherOptions options = options_for("garbage");
   options.retry.max_attempts = 3;
-  Dispatcher dispatcher(options, handler, worker, nullptr, metrics.worker("garbage", "q"), nullptr);
-  dispatcher.start();
+  RunningWorker garbage(std::make_shared<InProcessPlugin>(descriptor), options);
   SettlementLog log;
-  dispatcher.deliver(FakeDelivery::make("a", log, "kind99"));
-  dispatcher.deliver(FakeDelivery::make("b", log, "silent"));
-  ASSERT_TRUE(log.wait_for_count(2, 5s));
+  garbage.dispatcher.deliver(FakeDelivery::make("a", log, "kind99"));
+  garbage.dispatcher.deliver(FakeDelivery::make("b", log, "silent"));
+  ASSERT_TRUE(log.wait_for_count(2, kPatience));
+  ASSERT_EQ(log.entries().size(), 2u);
   for (const auto& [id, settlement] : log.entries()) {
-    EXPECT_EQ(settlement.kind, Settlement::Kind::retry_later) << id;
+    EXPECT_EQ(settlement.kind, transport::Settlement::Kind::retry_later) << id;
     EXPECT_EQ(settlement.next_attempt, 2u) << id;
   }
-  EXPECT_TRUE(dispatcher.drain(std::chrono::steady_clock::now() + 5s));
+  EXPECT_TRUE(garbage.drain());
 }
 
 // ---- Graceful stop: running handlers finish and see stop_requested(); queued ones go back.
@@ -276,59 +303,43 @@ class Slow final : public warren::Handler {
   }
 };
 
-TEST(Dispatcher, Drain_FinishesRunningHandlersAndRequeuesTheRest) {
-  observability::Metrics metrics;
-  WorkerContext worker("slow", "slow", {}, metrics);
-  const plugin::HandlerInstance handler(InProcessPlugin::of<Slow>("slow"), worker);
-  DispatcherOptions options;
-  options.worker = "slow";
+TEST_F(DispatcherTest, Drain_FinishesRunningHandlersAndRequeuesTheRest) {
+  DispatcherOptions options = options_for("slow");
   options.prefetch = 10;
   options.concurrency = 2;
-  const auto worker_metrics = metrics.worker("slow", "q");
-  Dispatcher dispatcher(options, handler, worker, nullptr, worker_metrics, nullptr);
-  dispatcher.start();
+  RunningWorker slow(InProcessPlugin::of<Slow>("slow"), options);
   SettlementLog log;
   for (int i = 0; i < 6; ++i)
-    dispatcher.deliver(FakeDelivery::make(std::to_string(i), log));
+    slow.dispatcher.deliver(FakeDelivery::make(std::to_string(i), log));
   // Two handlers are running (concurrency 2); wait for them to have started.
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (g_slow_started.load() < 2 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(1ms);
-  }
+  ASSERT_TRUE(eventually([] { return g_slow_started.load() >= 2; }, kPatience));
   ASSERT_EQ(g_slow_started.load(), 2);
-  dispatcher.request_stop();
-  ASSERT_TRUE(dispatcher.drain(std::chrono::steady_clock::now() + 5s));
+  slow.dispatcher.request_stop();
+  ASSERT_TRUE(slow.drain());
   EXPECT_TRUE(g_saw_stop.load());
   int acks = 0;
   int requeues = 0;
   for (const auto& [id, settlement] : log.entries()) {
-    if (settlement.kind == Settlement::Kind::ack)
+    if (settlement.kind == transport::Settlement::Kind::ack)
       ++acks;
-    if (settlement.kind == Settlement::Kind::requeue)
+    if (settlement.kind == transport::Settlement::Kind::requeue)
       ++requeues;
   }
   EXPECT_EQ(acks + requeues, 6);
   EXPECT_GE(acks, 2);
-  EXPECT_EQ(dispatcher.in_flight(), 0u);
+  EXPECT_EQ(slow.dispatcher.in_flight(), 0u);
 }
 
-TEST(Dispatcher, StaleDelivery_IsNotHandled) {
-  observability::Metrics metrics;
-  WorkerContext worker("chaos2", "chaos", {}, metrics);
-  const plugin::HandlerInstance handler(InProcessPlugin::of<Chaos>("chaos"), worker);
-  DispatcherOptions options;
-  options.worker = "chaos2";
-  Dispatcher dispatcher(options, handler, worker, nullptr, metrics.worker("chaos2", "q"), nullptr);
-  dispatcher.start();
+TEST_F(DispatcherTest, StaleDelivery_IsNotHandled) {
+  RunningWorker chaos(InProcessPlugin::of<Chaos>("chaos"), options_for("chaos2"));
   SettlementLog log;
-  const int calls_before = g_chaos.calls.load();
-  InboundMessage message;
+  transport::InboundMessage message;
   message.message_id = "1";
-  dispatcher.deliver(std::make_unique<FakeDelivery>(message, log, /*stale=*/true));
-  ASSERT_TRUE(log.wait_for_count(1, 5s));
-  EXPECT_EQ(log.entries()[0].second.kind, Settlement::Kind::requeue);
-  EXPECT_EQ(g_chaos.calls.load(), calls_before);
-  EXPECT_TRUE(dispatcher.drain(std::chrono::steady_clock::now() + 5s));
+  chaos.dispatcher.deliver(std::make_unique<FakeDelivery>(message, log, /*stale=*/true));
+  ASSERT_TRUE(log.wait_for_count(1, kPatience));
+  EXPECT_EQ(log.entries()[0].second.kind, transport::Settlement::Kind::requeue);
+  EXPECT_EQ(g_chaos.calls.load(), 0);
+  EXPECT_TRUE(chaos.drain());
 }
 
 // ---- After a reconnect the old channel's deliveries still wait in the inbox beside a full
@@ -354,75 +365,64 @@ void open_gate() {
   g_gate_cv.notify_all();
 }
 
-TEST(Dispatcher, MorePendingThanPrefetchAfterAReconnect_DeliverDoesNotWaitForARunningHandler) {
-  observability::Metrics metrics;
-  WorkerContext worker("gated", "gated", {}, metrics);
-  const plugin::HandlerInstance handler(InProcessPlugin::of<Gated>("gated"), worker);
-  DispatcherOptions options;
-  options.worker = "gated";
+TEST_F(DispatcherTest,
+       MorePendingThanPrefetchAfterAReconnect_DeliverDoesNotWaitForARunningHandler) {
+  DispatcherOptions options = options_for("gated");
   options.prefetch = 2;
   options.concurrency = 1;
-  Dispatcher dispatcher(options, handler, worker, nullptr, metrics.worker("gated", "q"), nullptr);
-  dispatcher.start();
+  RunningWorker gated(InProcessPlugin::of<Gated>("gated"), options);
   SettlementLog log;
   // Incarnation 1: one delivery in the handler, one waiting; the connection drops.
-  dispatcher.deliver(FakeDelivery::make("old-1", log));
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (g_gated_started.load() < 1 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(1ms);  // polling a condition, bounded by the deadline
+  gated.dispatcher.deliver(FakeDelivery::make("old-1", log));
+  ASSERT_TRUE(eventually([] { return g_gated_started.load() >= 1; }, kPatience));
   ASSERT_EQ(g_gated_started.load(), 1);
-  dispatcher.deliver(FakeDelivery::make("old-2", log));
+  gated.dispatcher.deliver(FakeDelivery::make("old-2", log));
   // Incarnation 2: the broker sends a full prefetch again.
   auto delivering = std::async(std::launch::async, [&] {
-    dispatcher.deliver(FakeDelivery::make("new-1", log));
-    dispatcher.deliver(FakeDelivery::make("new-2", log));
+    gated.dispatcher.deliver(FakeDelivery::make("new-1", log));
+    gated.dispatcher.deliver(FakeDelivery::make("new-2", log));
   });
-  const bool returned = delivering.wait_for(5s) == std::future_status::ready;
+  const bool returned = delivering.wait_for(kPatience) == std::future_status::ready;
   open_gate();
   delivering.wait();
   EXPECT_TRUE(returned) << "deliver() waited for the running handler";
-  EXPECT_TRUE(log.wait_for_count(4, 5s));
-  EXPECT_TRUE(dispatcher.drain(std::chrono::steady_clock::now() + 5s));
+  EXPECT_TRUE(log.wait_for_count(4, kPatience));
+  EXPECT_TRUE(gated.drain());
 }
 
 // ---- Logs: a line about a message carries its trace id, even when the handler is not called.
 class EverythingSeen final : public DuplicateFilter {
  public:
-  bool seen(const InboundMessage&) override { return true; }
-  void remember(const InboundMessage&) override {}
+  std::unique_ptr<ProcessingClaim> claim(const transport::InboundMessage&) override {
+    return nullptr;
+  }
 };
 
-TEST(Dispatcher, DuplicateMessage_IsAckedAndItsLogLineCarriesTheMessagesTraceId) {
-  observability::Metrics metrics;
-  WorkerContext worker("dedup", "chaos", {}, metrics);
-  const plugin::HandlerInstance handler(InProcessPlugin::of<Chaos>("chaos"), worker);
-  DispatcherOptions options;
-  options.worker = "dedup";
-  Dispatcher dispatcher(options, handler, worker, nullptr, metrics.worker("dedup", "q"), nullptr);
+TEST_F(DispatcherTest, DuplicateMessage_IsAckedAndItsLogLineCarriesTheMessagesTraceId) {
   EverythingSeen filter;
-  dispatcher.set_duplicate_filter(&filter);
-  dispatcher.start();
+  RunningWorker dedup(InProcessPlugin::of<Chaos>("chaos"), options_for("dedup"), nullptr, &filter);
   SettlementLog log;
-  InboundMessage message;
+  transport::InboundMessage message;
   message.message_id = "dup-1";
   message.attempt = 2;
   message.headers = {{"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}};
 
   observability::configure_logging("info", observability::LogFormat::json);
   ::testing::internal::CaptureStderr();
-  dispatcher.deliver(std::make_unique<FakeDelivery>(message, log));
-  const bool settled = log.wait_for_count(1, 5s);
+  dedup.dispatcher.deliver(std::make_unique<FakeDelivery>(message, log));
+  const bool settled = log.wait_for_count(1, kPatience);
   const std::string output = ::testing::internal::GetCapturedStderr();
   observability::configure_logging("info", observability::LogFormat::text);
 
   ASSERT_TRUE(settled);
-  EXPECT_EQ(log.entries()[0].second.kind, Settlement::Kind::ack);
+  EXPECT_EQ(log.entries()[0].second.kind, transport::Settlement::Kind::ack);
   EXPECT_NE(output.find(R"("message":"duplicate message)"), std::string::npos) << output;
   EXPECT_NE(output.find(R"("worker":"dedup","message_id":"dup-1","attempt":2,)"
                         R"("trace_id":"4bf92f3577b34da6a3ce929d0e0e4736")"),
             std::string::npos)
       << output;
-  EXPECT_TRUE(dispatcher.drain(std::chrono::steady_clock::now() + 5s));
+  EXPECT_EQ(g_chaos.calls.load(), 0) << "the handler ran for a duplicate";
+  EXPECT_TRUE(dedup.drain());
 }
 
 // ---- A message that arrived without a trace keeps the trace the host started for it.
@@ -443,35 +443,50 @@ class FailTwice final : public warren::Handler {
   }
 };
 
-TEST(Dispatcher, UntracedMessage_KeepsTheHostsTraceAcrossRetries) {
+TEST_F(DispatcherTest, UntracedMessage_KeepsTheHostsTraceAcrossRetries) {
   const config::Config config = chaos_config();
   InMemoryTransport transport(config, 5s);
-  observability::Metrics metrics;
-  WorkerContext worker("trace", "trace", {}, metrics);
-  const plugin::HandlerInstance handler(InProcessPlugin::of<FailTwice>("trace"), worker);
-  DispatcherOptions options;
-  options.worker = "trace";
+  DispatcherOptions options = options_for("trace");
   options.queue = "work";
   options.retry.backoff = config::RetryPolicy::Backoff::none;
-  const auto worker_metrics = metrics.worker("trace", "work");
-  Dispatcher dispatcher(options, handler, worker, &transport, worker_metrics, nullptr);
-  dispatcher.start();
-  transport.start({Subscription{"trace", "work", options.prefetch, &dispatcher, ""}});
-  InboundMessage message;
+  RunningWorker traced(InProcessPlugin::of<FailTwice>("trace"), options, &transport);
+  transport.start(
+      {transport::Subscription{"trace", "work", options.prefetch, &traced.dispatcher, ""}});
+  transport::InboundMessage message;
   message.message_id = "untraced";
   transport.enqueue("work", std::move(message));
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (value(worker_metrics.settled_ack) < 1 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(5ms);  // polling a condition, bounded by the deadline
-  }
+  EXPECT_TRUE(eventually([&] { return value(traced.worker_metrics.settled_ack) >= 1; }, kPatience));
   transport.stop_consuming();
-  ASSERT_TRUE(dispatcher.drain(std::chrono::steady_clock::now() + 5s));
+  ASSERT_TRUE(traced.drain());
   std::lock_guard lock(g_traceparents_mutex);
   ASSERT_EQ(g_traceparents.size(), 3u);
   EXPECT_EQ(g_traceparents[0], "");
   ASSERT_EQ(g_traceparents[1].size(), 55u);
   // The second retry carries the same header: one trace id for the message's whole life.
   EXPECT_EQ(g_traceparents[2].substr(3, 32), g_traceparents[1].substr(3, 32));
+}
+
+void reset_handler_state() {
+  g_chaos.calls = 0;
+  g_chaos.acks = 0;
+  g_chaos.std_throws = 0;
+  g_chaos.unknown_throws = 0;
+  g_chaos.permanent_throws = 0;
+  {
+    std::lock_guard lock(g_events_mutex);
+    g_events.clear();
+  }
+  g_saw_stop = false;
+  g_slow_started = 0;
+  {
+    std::lock_guard lock(g_gate_mutex);
+    g_gate_open = false;
+  }
+  g_gated_started = 0;
+  {
+    std::lock_guard lock(g_traceparents_mutex);
+    g_traceparents.clear();
+  }
 }
 
 }  // namespace

@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "runtime/transport.h"
+#include "transport/transport.h"
 
 namespace warren::testing_support {
 
 // Settlements of all FakeDeliveries sharing it, in order.
 class SettlementLog {
  public:
-  void add(const std::string& message_id, const runtime::Settlement& settlement) {
+  void add(const std::string& message_id, const transport::Settlement& settlement) {
     std::lock_guard lock(mutex_);
     entries_.push_back({message_id, settlement});
     cv_.notify_all();
@@ -24,7 +24,7 @@ class SettlementLog {
     std::unique_lock lock(mutex_);
     return cv_.wait_for(lock, timeout, [&] { return entries_.size() >= count; });
   }
-  std::vector<std::pair<std::string, runtime::Settlement>> entries() const {
+  std::vector<std::pair<std::string, transport::Settlement>> entries() const {
     std::lock_guard lock(mutex_);
     return entries_;
   }
@@ -32,22 +32,22 @@ class SettlementLog {
  private:
   mutable std::mutex mutex_;
   std::condition_variable cv_;
-  std::vector<std::pair<std::string, runtime::Settlement>> entries_;
+  std::vector<std::pair<std::string, transport::Settlement>> entries_;
 };
 
-class FakeDelivery final : public runtime::Delivery {
+class FakeDelivery final : public transport::Delivery {
  public:
-  FakeDelivery(runtime::InboundMessage message, SettlementLog& log, bool stale = false)
+  FakeDelivery(transport::InboundMessage message, SettlementLog& log, bool stale = false)
       : message_(std::move(message)), log_(log), stale_(stale) {}
-  const runtime::InboundMessage& message() const noexcept override { return message_; }
+  const transport::InboundMessage& message() const noexcept override { return message_; }
   bool stale() const noexcept override { return stale_; }
-  void settle(const runtime::Settlement& settlement) override {
+  void settle(const transport::Settlement& settlement) override {
     log_.add(message_.message_id, settlement);
   }
 
   static std::unique_ptr<FakeDelivery> make(std::string id, SettlementLog& log,
                                             std::string body = {}) {
-    runtime::InboundMessage message;
+    transport::InboundMessage message;
     message.message_id = std::move(id);
     message.body = std::move(body);
     message.queue = "q";
@@ -55,7 +55,7 @@ class FakeDelivery final : public runtime::Delivery {
   }
 
  private:
-  runtime::InboundMessage message_;
+  transport::InboundMessage message_;
   SettlementLog& log_;
   bool stale_;
 };

@@ -12,9 +12,9 @@ namespace {
 using namespace std::chrono_literals;
 
 // Keeps deliveries unsettled until the test settles them.
-class HoldingSink final : public DeliverySink {
+class HoldingSink final : public transport::DeliverySink {
  public:
-  void deliver(std::unique_ptr<Delivery> delivery) override {
+  void deliver(std::unique_ptr<transport::Delivery> delivery) override {
     std::lock_guard lock(mutex_);
     held_.push_back(std::move(delivery));
     cv_.notify_all();
@@ -27,7 +27,7 @@ class HoldingSink final : public DeliverySink {
     std::lock_guard lock(mutex_);
     return held_.size();
   }
-  std::unique_ptr<Delivery> take(std::size_t index) {
+  std::unique_ptr<transport::Delivery> take(std::size_t index) {
     std::lock_guard lock(mutex_);
     return std::move(held_.at(index));
   }
@@ -35,7 +35,7 @@ class HoldingSink final : public DeliverySink {
  private:
   std::mutex mutex_;
   std::condition_variable cv_;
-  std::vector<std::unique_ptr<Delivery>> held_;
+  std::vector<std::unique_ptr<transport::Delivery>> held_;
 };
 
 config::Config bookstore() {
@@ -65,8 +65,8 @@ config::Config bookstore() {
   return config;
 }
 
-OutboundMessage event(std::string routing_key, std::string id) {
-  OutboundMessage message;
+transport::OutboundMessage event(std::string routing_key, std::string id) {
+  transport::OutboundMessage message;
   message.exchange = "livraria.eventos";
   message.routing_key = std::move(routing_key);
   message.message_id = std::move(id);
@@ -87,8 +87,8 @@ TEST(InMemoryTransport, UnroutableMandatoryPublish_IsReturnedAsAnError) {
   try {
     transport.publish(event("produto.alterado", "1"));
     FAIL() << "expected a PublishError";
-  } catch (const PublishError& e) {
-    EXPECT_EQ(e.reason(), PublishError::Reason::returned);
+  } catch (const transport::PublishError& e) {
+    EXPECT_EQ(e.reason(), transport::PublishError::Reason::returned);
   }
 }
 
@@ -96,22 +96,22 @@ TEST(InMemoryTransport, FullQueue_PublisherWaitsThenTimesOut) {
   InMemoryTransport transport(bookstore(), 50ms);
   transport.publish(event("pedido.cancelado", "1"));
   transport.publish(event("pedido.cancelado", "2"));
-  EXPECT_THROW(transport.publish(event("pedido.cancelado", "3")), PublishError);
+  EXPECT_THROW(transport.publish(event("pedido.cancelado", "3")), transport::PublishError);
   EXPECT_EQ(transport.depth("livraria.ranking"), 2u);
 }
 
 TEST(InMemoryTransport, Prefetch_BoundsUnsettledDeliveries) {
   InMemoryTransport transport(bookstore(), 100ms);
   for (int i = 0; i < 10; ++i) {
-    InboundMessage message;
+    transport::InboundMessage message;
     message.message_id = std::to_string(i);
     transport.enqueue("livraria.emails", std::move(message));
   }
   HoldingSink sink;
-  transport.start({Subscription{"emails", "livraria.emails", 3, &sink, ""}});
+  transport.start({transport::Subscription{"emails", "livraria.emails", 3, &sink, ""}});
   ASSERT_TRUE(sink.wait_for(3));
   EXPECT_FALSE(sink.wait_for(4, 100ms));
-  sink.take(0)->settle(Settlement::ack());
+  sink.take(0)->settle(transport::Settlement::ack());
   EXPECT_TRUE(sink.wait_for(4));
   EXPECT_EQ(transport.unsettled(), 3u);
   transport.stop_consuming();
@@ -121,10 +121,10 @@ TEST(InMemoryTransport, RetryLater_RedeliversAfterTheDelayWithTheNextAttempt) {
   InMemoryTransport transport(bookstore(), 100ms);
   transport.publish(event("pedido.registrado", "r1"));
   HoldingSink sink;
-  transport.start({Subscription{"emails", "livraria.emails", 1, &sink, ""}});
+  transport.start({transport::Subscription{"emails", "livraria.emails", 1, &sink, ""}});
   ASSERT_TRUE(sink.wait_for(1));
-  Settlement retry;
-  retry.kind = Settlement::Kind::retry_later;
+  transport::Settlement retry;
+  retry.kind = transport::Settlement::Kind::retry_later;
   retry.delay = 150ms;
   retry.next_attempt = 2;
   const auto settled_at = std::chrono::steady_clock::now();
@@ -133,8 +133,8 @@ TEST(InMemoryTransport, RetryLater_RedeliversAfterTheDelayWithTheNextAttempt) {
   EXPECT_GE(std::chrono::steady_clock::now() - settled_at, 150ms);
   auto again = sink.take(1);
   EXPECT_EQ(again->message().attempt, 2u);
-  EXPECT_EQ(find_header(again->message().headers, "x-warren-attempt"), "2");
-  again->settle(Settlement::ack());
+  EXPECT_EQ(transport::find_header(again->message().headers, "x-warren-attempt"), "2");
+  again->settle(transport::Settlement::ack());
   transport.stop_consuming();
 }
 
@@ -143,24 +143,26 @@ TEST(InMemoryTransport, DeadLetter_GoesToTheQueuesDeadLetterExchangeWithTheReaso
   transport.publish(event("pedido.registrado", "d1"));
   HoldingSink sink;
   HoldingSink dead_letters;
-  transport.start({Subscription{"emails", "livraria.emails", 1, &sink, ""},
-                   Subscription{"audit", "livraria.mortas.q", 1, &dead_letters, ""}});
+  transport.start({transport::Subscription{"emails", "livraria.emails", 1, &sink, ""},
+                   transport::Subscription{"audit", "livraria.mortas.q", 1, &dead_letters, ""}});
   ASSERT_TRUE(sink.wait_for(1));
-  Settlement dead;
-  dead.kind = Settlement::Kind::dead_letter;
+  transport::Settlement dead;
+  dead.kind = transport::Settlement::Kind::dead_letter;
   dead.reason = "warren::PermanentError: malformed JSON";
   dead.worker = "emails";
   sink.take(0)->settle(dead);
 
   ASSERT_TRUE(dead_letters.wait_for(1));
   const auto letter = dead_letters.take(0);
-  const InboundMessage& message = letter->message();
+  const transport::InboundMessage& message = letter->message();
   EXPECT_EQ(message.message_id, "d1");
-  EXPECT_EQ(find_header(message.headers, "x-warren-error"), dead.reason);
-  EXPECT_EQ(find_header(message.headers, "x-warren-worker"), "emails");
-  EXPECT_EQ(find_header(message.headers, "x-warren-original-exchange"), "livraria.eventos");
-  EXPECT_EQ(find_header(message.headers, "x-warren-original-routing-key"), "pedido.registrado");
-  letter->settle(Settlement::ack());
+  EXPECT_EQ(transport::find_header(message.headers, "x-warren-error"), dead.reason);
+  EXPECT_EQ(transport::find_header(message.headers, "x-warren-worker"), "emails");
+  EXPECT_EQ(transport::find_header(message.headers, "x-warren-original-exchange"),
+            "livraria.eventos");
+  EXPECT_EQ(transport::find_header(message.headers, "x-warren-original-routing-key"),
+            "pedido.registrado");
+  letter->settle(transport::Settlement::ack());
   transport.stop_consuming();
   EXPECT_EQ(transport.depth("livraria.emails"), 0u);
   EXPECT_EQ(transport.depth("livraria.mortas.q"), 0u);

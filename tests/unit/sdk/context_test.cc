@@ -190,13 +190,18 @@ TEST(Context, Metrics_AreRecordedUnderTheirExportedNames) {
   EXPECT_EQ(metrics.at("warren_plugin_last_body_bytes").last(), 3.0);
 }
 
-TEST(Context, InvalidOrClashingMetric_IsRefusedWithALoggedReason) {
+TEST(Context, InvalidOrClashingMetric_IsRefusedWithTheHostsLoggedReason) {
   Harness harness = Harness::of<Measured>();
   const auto logs = harness.logs();
   ASSERT_EQ(logs.size(), 2u);
-  EXPECT_EQ(logs[0].level, LogLevel::error);
-  EXPECT_THAT(logs[0].text, HasSubstr("'warren_plugin_bad name!' refused"));
-  EXPECT_THAT(logs[1].text, HasSubstr("already registered with another type"));
+  EXPECT_EQ(logs[0].level, LogLevel::warn);
+  EXPECT_EQ(logs[0].text,
+            "plugin metric 'warren_plugin_bad name!' refused: invalid metric name "
+            "'warren_plugin_bad name!': use [a-zA-Z_:][a-zA-Z0-9_:]*");
+  EXPECT_EQ(logs[1].level, LogLevel::warn);
+  EXPECT_EQ(logs[1].text,
+            "plugin metric 'warren_plugin_handled_total' refused: metric "
+            "'warren_plugin_handled_total' is already a counter, not a gauge");
 }
 
 }  // namespace

@@ -52,39 +52,58 @@ TEST(Harness, ConstructorThrowingNonStd_FailsSayingSo) {
               ThrowsMessage<std::runtime_error>(HasSubstr("non-std exception")));
 }
 
+// Counts its constructions and destructions. The counts live on from test to test, so a test
+// compares them with what they were when it began (Counted::Since): its result must not depend
+// on which tests ran before it in the same process.
 class Counted final : public warren::Handler {
  public:
-  static inline int alive = 0;
-  explicit Counted(warren::PluginContext&) { ++alive; }
-  ~Counted() override { --alive; }
+  static inline int constructed = 0;
+  static inline int destroyed = 0;
+  explicit Counted(warren::PluginContext&) { ++constructed; }
+  ~Counted() override { ++destroyed; }
   warren::Outcome handle(const warren::Message&, warren::Context&) override {
     return warren::Outcome::ack();
   }
+
+  // Constructions and destructions since this object was made.
+  struct Since {
+    int constructed_at = Counted::constructed;
+    int destroyed_at = Counted::destroyed;
+    int constructions() const { return Counted::constructed - constructed_at; }
+    int destructions() const { return Counted::destroyed - destroyed_at; }
+  };
 };
 
 TEST(Harness, Instance_IsDestroyedWithTheHarnessAndSurvivesAMove) {
+  const Counted::Since counts;
   {
     Harness first = Harness::of<Counted>();
     Harness second = std::move(first);
-    EXPECT_EQ(Counted::alive, 1);
+    EXPECT_EQ(counts.constructions(), 1);
+    EXPECT_EQ(counts.destructions(), 0);
     EXPECT_EQ(second.deliver(TestMessage{}).kind, Result::Kind::ack);
   }
-  EXPECT_EQ(Counted::alive, 0);
+  EXPECT_EQ(counts.constructions(), 1);
+  EXPECT_EQ(counts.destructions(), 1);
 }
 
 TEST(Harness, DescriptorOfAnotherAbiMajor_IsRefusedNamingBothVersions) {
+  const Counted::Since counts;
   warren_plugin_descriptor descriptor = warren::detail::make_descriptor<Counted>("old", "1.0");
   descriptor.abi_major = WARREN_ABI_MAJOR + 1;
   EXPECT_THAT([&] { Harness(descriptor, {}); },
               ThrowsMessage<std::runtime_error>(
-                  AllOf(HasSubstr("plugin 'old'"), HasSubstr("built for Warren ABI 2.0"))));
-  EXPECT_EQ(Counted::alive, 0) << "nothing of a refused plugin runs";
+                  AllOf(HasSubstr("plugin 'old' refused"),
+                        HasSubstr("built for Warren ABI 2.x, this host speaks 1.x"))));
+  EXPECT_EQ(counts.constructions(), 0) << "nothing of a refused plugin runs";
 }
 
 TEST(Harness, DescriptorOfANewerAbiMinor_IsRefused) {
+  const Counted::Since counts;
   warren_plugin_descriptor descriptor = warren::detail::make_descriptor<Counted>("new", "1.0");
   descriptor.abi_minor = WARREN_ABI_MINOR + 1;
   EXPECT_THROW(Harness(descriptor, {}), std::runtime_error);
+  EXPECT_EQ(counts.constructions(), 0) << "nothing of a refused plugin runs";
 }
 
 void report_nothing(void*, const warren_message*, void*) {}

@@ -1,8 +1,10 @@
 // warren::testing::Harness: an in-memory fake of the Warren host for unit-testing handlers.
 //
-// It implements the whole warren_host_api table in memory and drives the handler through the same
-// descriptor trampolines the real host uses (warren/plugin.h), so a test sees exactly what
-// production would do with an outcome or an exception. No broker, no threads of its own.
+// It hands the handler the host's own warren_host_api table (Warren::host_abi, the same code the
+// host links: the same checks of metric names, buckets, publish requests and outcomes) over
+// in-memory services, and drives the handler through the same descriptor trampolines the real
+// host uses (warren/plugin.h), so a test sees exactly what production would do with an outcome,
+// an exception or a refused call. No broker, no threads of its own.
 //
 //   auto h = warren::testing::Harness::of<OrderEmail>({{"out_dir", dir}}, "emails");
 //   warren::testing::TestMessage m;
@@ -29,7 +31,19 @@
 #include <vector>
 
 #include "warren/abi.h"
+#include "warren/host_abi/reported_outcome.h"
+#include "warren/log_level.h"
+#include "warren/metrics.h"
+#include "warren/outgoing_message.h"
 #include "warren/plugin.h"
+
+namespace warren {
+
+// Readable in test failures.
+std::ostream& operator<<(std::ostream& out, LogLevel level);
+std::ostream& operator<<(std::ostream& out, MetricType type);
+
+}  // namespace warren
 
 namespace warren::testing {
 
@@ -51,8 +65,9 @@ struct TestMessage {
 // What the host would do with the message after one handle() call.
 struct Result {
   enum class Kind { ack, retry, dead_letter };
-  // How the handler got there: by returning an Outcome, or by throwing.
-  enum class Error { none, std_exception, permanent, unknown };
+  // How the handler got there: by returning an Outcome (none), or by throwing (std_exception,
+  // permanent, unknown). The host's own vocabulary (warren/host_abi/reported_outcome.h).
+  using Error = host_abi::HandlerError;
 
   Kind kind = Kind::ack;
   // retry only: the delay the handler asked for; std::nullopt means "the worker's policy".
@@ -71,19 +86,13 @@ std::string_view to_string(Result::Error error) noexcept;
 std::ostream& operator<<(std::ostream& out, Result::Kind kind);
 std::ostream& operator<<(std::ostream& out, const Result& result);
 
-// A publish the handler asked for and the fake broker confirmed, exactly as requested (the real
-// host also fills an empty message_id and propagates the trace context; the harness does not).
-struct PublishedMessage {
-  std::string exchange;
-  std::string routing_key;
-  std::string body;
-  std::string content_type;
-  std::string message_id;
-  std::vector<std::pair<std::string, std::string>> headers;
-};
+// A publish the handler asked for and the fake broker confirmed, exactly as requested: the SDK's
+// own OutgoingMessage (the real host also fills an empty message_id and propagates the trace
+// context; the harness does not).
+using PublishedMessage = OutgoingMessage;
 
-enum class LogLevel { info, warn, error };
-std::ostream& operator<<(std::ostream& out, LogLevel level);
+// The SDK's LogLevel (warren/log_level.h); handlers log info, warn and error.
+using LogLevel = ::warren::LogLevel;
 
 struct LogRecord {
   LogLevel level = LogLevel::info;
@@ -92,7 +101,8 @@ struct LogRecord {
   std::string message_id;
 };
 
-enum class MetricType { counter, histogram, gauge };
+// The SDK's MetricType (warren/metrics.h).
+using MetricType = ::warren::MetricType;
 
 // A metric the handler created, with every value recorded into it in order (counter: the
 // increments; histogram: the observations; gauge: the values set).
@@ -118,9 +128,10 @@ class Harness {
     return Harness(descriptor, std::move(settings), std::move(worker_name));
   }
 
-  // Drives a descriptor obtained elsewhere, e.g. from a plugin .so's warren_plugin_entry().
-  // Throws std::runtime_error when the descriptor's ABI is not this SDK's or its constructor
-  // fails.
+  // Drives a descriptor obtained elsewhere, e.g. from a plugin .so's warren_plugin_entry(), of
+  // this ABI or an older minor (an ABI 1.0 plugin runs as it does in the host). Throws
+  // std::runtime_error when the host would refuse the descriptor (host_abi/descriptor_check.h)
+  // or its constructor fails.
   Harness(const warren_plugin_descriptor& descriptor, Settings settings,
           std::string worker_name = "test-worker");
   ~Harness();  // destroys the handler instance
@@ -131,7 +142,7 @@ class Harness {
 
   // Runs handle() once and settles the message: the scope the handler attached is destroyed
   // before this returns. Throws std::logic_error if the plugin reports no outcome, more than one,
-  // or an invalid one (the real host would treat that as a broken plugin).
+  // or an invalid one (the real host would count that as a failed attempt of a broken plugin).
   Result deliver(const TestMessage& message);
 
   // Snapshots of what happened so far, in order.
@@ -150,7 +161,7 @@ class Harness {
 
   const warren_plugin_descriptor& descriptor() const noexcept;
 
-  struct State;  // the fake host's data; public only so harness.cc's C callbacks can name it
+  struct State;  // the fake host's services and records (harness.cc)
 
  private:
   std::unique_ptr<State> state_;

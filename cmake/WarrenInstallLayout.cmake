@@ -1,0 +1,30 @@
+# Where an installation puts things (Debian's layout, the same in both .deb packages), and
+# warren_install_plugin() for the plugins that install themselves. Included from the top-level
+# CMakeLists.txt before any add_subdirectory, so that plugins/*/CMakeLists.txt can use it;
+# WarrenPackaging.cmake, included last, adds the rest of the install rules and CPack.
+include(GNUInstallDirs)
+
+# Absolute: the same whatever CMAKE_INSTALL_PREFIX a developer uses.
+set(WARREN_INSTALL_SYSCONFDIR /etc/warren CACHE PATH "Where the packaged warren.toml goes")
+set(WARREN_INSTALL_SYSTEMD_UNITDIR /lib/systemd/system CACHE PATH "Where the systemd units go")
+# Relative to the prefix (/usr in the packages).
+set(WARREN_INSTALL_PLUGINDIR lib/warren/plugins)
+if(CMAKE_LIBRARY_ARCHITECTURE)
+  set(WARREN_INSTALL_DEV_LIBDIR lib/${CMAKE_LIBRARY_ARCHITECTURE})  # Debian multiarch
+else()
+  set(WARREN_INSTALL_DEV_LIBDIR ${CMAKE_INSTALL_LIBDIR})
+endif()
+set(WARREN_INSTALL_CMAKEDIR ${WARREN_INSTALL_DEV_LIBDIR}/cmake/Warren)
+# The loader refuses group- or other-writable directories: never inherit a loose umask.
+set(CMAKE_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS
+    OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+
+# warren_install_plugin(NAME): installs plugin NAME (a warren_add_plugin target) into the
+# packaged plugin directory, in the `warren` package (CPack component runtime), root-owned and
+# writable by nobody else: the loader refuses a plugin file that others could replace.
+function(warren_install_plugin name)
+  install(TARGETS ${name}
+          LIBRARY DESTINATION ${WARREN_INSTALL_PLUGINDIR}
+          PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
+          COMPONENT runtime)
+endfunction()

@@ -1,0 +1,149 @@
+// See io_loop.h.
+#include "broker/io_loop.h"
+
+#include <amqp_framing.h>
+
+#include <cassert>
+#include <stdexcept>
+
+#include "broker/amqp_errors.h"
+#include "broker/amqp_table.h"
+#include "broker/io_wait.h"
+#include "transport/ids.h"
+
+namespace warren::broker {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// /healthz reports an I/O loop stalled after this long without a turn (it turns at least every
+// wake-up interval, so this is a thread stuck in a library call).
+constexpr auto kLoopStallAllowance = std::chrono::seconds(10);
+
+}  // namespace
+
+IoLoop::IoLoop(IoLoopOptions options, IoLoopNames names, observability::Health* health)
+    : options_(std::move(options)),
+      names_(std::move(names)),
+      backoff_(transport::reconnect_policy(options_.reconnect_initial, options_.reconnect_max)) {
+  if (options_.endpoints.empty())
+    throw std::invalid_argument(names_.loop + ": no broker endpoint to connect to");
+  if (health != nullptr)
+    heartbeat_ = health->register_loop(names_.loop, kLoopStallAllowance);
+}
+
+IoLoop::~IoLoop() {
+  assert(!thread_.joinable() && "the subclass's destructor must stop_loop()");
+}
+
+void IoLoop::start_loop() {
+  if (!thread_.joinable())
+    thread_ = std::thread([this] { run(); });
+}
+
+void IoLoop::stop_loop() {
+  stopping_ = true;
+  wakeup_.signal();
+  if (thread_.joinable())
+    thread_.join();
+}
+
+void IoLoop::drop_connection() noexcept {
+  std::lock_guard lock(connection_mutex_);
+  connection_.reset();
+  connected_ = false;
+}
+
+void IoLoop::close_connection() noexcept {
+  std::lock_guard lock(connection_mutex_);
+  if (connection_)
+    connection_->close();
+  connection_.reset();
+  connected_ = false;
+}
+
+std::chrono::milliseconds IoLoop::schedule_reconnect() {
+  const auto delay = backoff_.next(transport::random_unit());
+  next_connect_attempt_ = Clock::now() + delay;
+  return delay;
+}
+
+void IoLoop::run() {
+  const auto interval = wakeup_interval(options_.connection.heartbeat);
+  while (!stopping_.load() && !finished_) {
+    if (heartbeat_)
+      heartbeat_->tick();
+    service_commands();
+    if (finished_)
+      break;
+    if (!connection_) {
+      if (wants_connection() && Clock::now() >= next_connect_attempt_)
+        connect();
+      if (!connection_) {
+        wait_for_io(nullptr, wakeup_.fd(), interval);
+        continue;
+      }
+    }
+    try {
+      service_connection();
+    } catch (const ConnectionLost& e) {
+      on_connection_lost(e.what());
+      continue;
+    }
+    wait_for_io(connection_.get(), wakeup_.fd(), interval);
+  }
+  on_loop_exit();
+  drop_connection();
+  if (heartbeat_)
+    heartbeat_->retire();
+}
+
+void IoLoop::connect() {
+  const auto& endpoint = options_.endpoints[endpoint_index_ % options_.endpoints.size()];
+  std::string why;
+  bool refused = false;
+  try {
+    auto fresh = AmqpConnection::open(endpoint, options_.connection);
+    prepare_connection(*fresh);
+    {
+      std::lock_guard lock(connection_mutex_);
+      connection_ = std::move(fresh);
+    }
+    connected_ = true;
+    on_connected();
+    return;
+  } catch (const TopologyError& e) {
+    why = e.what();
+    refused = true;
+  } catch (const ConnectionLost& e) {
+    why = e.what();
+    advance_endpoint();
+  }
+  drop_connection();
+  on_connect_failed(why, refused, schedule_reconnect());
+}
+
+void IoLoop::read_frames() {
+  read_available_frames(*connection_, [this](const amqp_frame_t& frame) { dispatch(frame); });
+}
+
+void IoLoop::dispatch(const amqp_frame_t& frame) {
+  if (frame.frame_type == AMQP_FRAME_METHOD) {
+    const amqp_method_t& method = frame.payload.method;
+    if (method.id == AMQP_CONNECTION_CLOSE_METHOD) {
+      const auto* close = static_cast<const amqp_connection_close_t*>(method.decoded);
+      amqp_connection_close_ok_t ok{};
+      amqp_send_method(connection_->state(), 0, AMQP_CONNECTION_CLOSE_OK_METHOD, &ok);
+      throw ConnectionLost("the broker closed the " + names_.connection + ": " +
+                           string_of(close->reply_text));
+    }
+    if (method.id == AMQP_CHANNEL_CLOSE_METHOD) {
+      const auto* close = static_cast<const amqp_channel_close_t*>(method.decoded);
+      on_channel_closed(frame.channel, close->reply_code, string_of(close->reply_text));
+      return;
+    }
+  }
+  on_frame(frame);
+}
+
+}  // namespace warren::broker

@@ -1,0 +1,148 @@
+// What the consuming and the publishing connection share: one I/O thread that owns one AMQP
+// connection at a time. The loop connects (the endpoints in turn, each loss or refusal followed
+// by a reconnect after the shared backoff), logs in, services heartbeats by never sleeping longer
+// than the wake-up interval (io_wait.h), wakes at once when another thread queues work (the
+// wake-up fd), reads every frame that arrived and dispatches it, and on leaving closes or
+// abandons the connection.
+//
+// Connection-level state lives here: the AmqpConnection, the next endpoint, the backoff, the
+// loop's liveness for /healthz. Channel-level state (subscriptions and their delivery tags, the
+// confirm channel and its sequence numbers) lives in the subclasses, which the loop calls
+// through the hooks below; a channel.close reaches them as a channel event, not as the loss of
+// the connection, so a channel can be recovered on its own.
+#pragma once
+
+#include <amqp.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "broker/amqp_connection.h"
+#include "broker/broker_endpoint.h"
+#include "broker/channel_numbers.h"
+#include "broker/wakeup_queue.h"
+#include "observability/health.h"
+#include "transport/backoff.h"
+
+namespace warren::broker {
+
+// What both connections are given (ConsumerOptions and PublisherOptions add their own).
+struct IoLoopOptions {
+  std::vector<BrokerEndpoint> endpoints;  // tried in turn
+  ConnectionOptions connection;
+  std::chrono::milliseconds reconnect_initial{500};
+  std::chrono::milliseconds reconnect_max{30000};
+};
+
+// How a loop names itself in /healthz and in its log lines.
+struct IoLoopNames {
+  std::string loop;        // "broker consumer I/O"
+  std::string connection;  // "connection", "publishing connection"
+};
+
+class IoLoop {
+ public:
+  IoLoop(const IoLoop&) = delete;
+  IoLoop& operator=(const IoLoop&) = delete;
+
+  // Connected to a broker now (from any thread).
+  bool connected() const noexcept { return connected_.load(); }
+
+ protected:
+  // Throws std::invalid_argument without endpoints. `health` may be null.
+  IoLoop(IoLoopOptions options, IoLoopNames names, observability::Health* health);
+  // Subclasses call stop_loop() in their destructor: the loop calls their hooks until joined.
+  virtual ~IoLoop();
+
+  // Starts the I/O thread (once).
+  void start_loop();
+  // Asks the loop to leave and joins it; not from the I/O thread. Idempotent.
+  void stop_loop();
+  bool loop_started() const noexcept { return thread_.joinable(); }
+  bool stop_requested() const noexcept { return stopping_.load(); }
+  // Shared with the subclass's WakeupQueue: a push wakes the loop.
+  Wakeup& wakeup() noexcept { return wakeup_; }
+
+  // From any thread: unblocks a thread stuck in a socket call on the current connection when
+  // `still_stuck()` holds, checked while no other thread can swap the connection.
+  template <class StillStuck>
+  bool abort_socket_if(StillStuck&& still_stuck) {
+    std::lock_guard lock(connection_mutex_);
+    if (!connection_ || !still_stuck())
+      return false;
+    connection_->abort_socket();
+    return true;
+  }
+
+  // I/O thread only, from here on.
+  AmqpConnection* connection() const noexcept { return connection_.get(); }
+  // Leave the loop after this turn.
+  void finish_loop() noexcept { finished_ = true; }
+  // No close handshake (the peer may be gone): the broker requeues what is unacked.
+  void drop_connection() noexcept;
+  // connection.close with a short deadline, then drop.
+  void close_connection() noexcept;
+  // The next connect tries the next endpoint (failover).
+  void advance_endpoint() noexcept { ++endpoint_index_; }
+  // The next connect waits for the backoff; returns how long.
+  std::chrono::milliseconds schedule_reconnect();
+  void reset_backoff() noexcept { backoff_.reset(); }
+  // Dispatches every frame available now: connection.close is answered and thrown as
+  // ConnectionLost, channel.close goes to on_channel_closed(), the rest to on_frame().
+  void read_frames();
+
+  // --- Hooks, called on the I/O thread ---
+  // Every turn, connected or not, before anything else (take queued commands, expire deadlines).
+  virtual void service_commands() = 0;
+  // Whether to connect when disconnected.
+  virtual bool wants_connection() const { return true; }
+  // A new connection, not yet adopted: open channels, declare. Throws ConnectionLost, or
+  // TopologyError when the broker refuses a declaration.
+  virtual void prepare_connection(AmqpConnection& connection) = 0;
+  // The connection is adopted (connection() is set). Throws ConnectionLost.
+  virtual void on_connected() = 0;
+  // A connect failed (`refused`: TopologyError; else ConnectionLost), the connection is dropped
+  // and the next attempt is in `retry_in`.
+  virtual void on_connect_failed(const std::string& why, bool refused,
+                                 std::chrono::milliseconds retry_in) = 0;
+  // Every turn while connected: send what is queued, read_frames(). Throws ConnectionLost.
+  virtual void service_connection() = 0;
+  // A frame for a channel (deliveries, confirms, returns, cancels, blocked). Throws ConnectionLost.
+  virtual void on_frame(const amqp_frame_t& frame) = 0;
+  // The broker closed `channel` (the channel is unusable; the connection is not lost yet).
+  virtual void on_channel_closed(ChannelNumber channel, int reply_code,
+                                 const std::string& reply_text) = 0;
+  // The connection failed (ConnectionLost from a hook): drop it, forget its channels.
+  virtual void on_connection_lost(const std::string& why) = 0;
+  // The loop is leaving (stop_loop() or finish_loop()); the connection is dropped afterwards.
+  virtual void on_loop_exit() = 0;
+
+ private:
+  void run();
+  void connect();
+  void dispatch(const amqp_frame_t& frame);
+
+  const IoLoopOptions options_;
+  const IoLoopNames names_;
+  std::shared_ptr<observability::LoopHeartbeat> heartbeat_;
+  Wakeup wakeup_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> connected_{false};
+
+  // I/O thread state.
+  std::unique_ptr<AmqpConnection> connection_;
+  std::mutex connection_mutex_;  // guards connection_ swaps against abort_socket_if()
+  bool finished_ = false;
+  std::size_t endpoint_index_ = 0;
+  transport::Backoff backoff_;
+  std::chrono::steady_clock::time_point next_connect_attempt_{};
+
+  std::thread thread_;
+};
+
+}  // namespace warren::broker

@@ -1,0 +1,51 @@
+// The dead rows of one queue in the SQLite table queue, for `warren dlq`
+// (transport/dead_letters.h).
+//
+// A dead letter here is a row with status 'dead'; it never left the table. replay() puts it back
+// to work in place, in the worker's own queue: status 'pending', attempts 0, due now, lease and
+// crash count cleared, its headers replaced by the replay's (the x-warren-* failure headers
+// dropped, x-warren-replay-count + 1); exchange, routing key, id and body stay. One transaction
+// per row, fenced by the row's lease_token as fetch() saw it, so that a row that was replayed,
+// failed and died again meanwhile is not touched by a stale view of it. remove() deletes rows
+// in transactions of a few hundred.
+//
+// Unlike a RabbitMQ browser, reading holds nothing: a running host and other tools go on while
+// the rows are looked at.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "queue/sqlite_connection.h"
+#include "transport/dead_letters.h"
+
+namespace warren::queue {
+
+class SqliteDeadRows final : public transport::DeadLetters {
+ public:
+  // The dead rows of `queue` in `connection`'s database (the connection outlives this).
+  SqliteDeadRows(SqliteConnection& connection, std::string queue);
+
+  const std::string& queue() const override { return queue_; }
+  std::string census() const override;
+  std::vector<transport::DeadLetter> fetch() override;
+  bool replays_into_worker_queue_only() const override { return true; }
+  bool replay(const transport::DeadLetter& letter, const transport::OutboundMessage& copy) override;
+  std::size_t remove(const std::vector<transport::DeadLetter>& letters) override;
+
+ private:
+  struct Fetched {
+    std::int64_t token = 0;
+    std::string unreadable;  // not empty: why its headers could not be read
+  };
+  const Fetched& fetched(const transport::DeadLetter& letter) const;
+
+  SqliteConnection& connection_;
+  const std::string queue_;
+  std::int64_t dead_count_ = 0;
+  std::map<std::uint64_t, Fetched> fetched_;  // by row id
+};
+
+}  // namespace warren::queue

@@ -1,0 +1,49 @@
+// A worker's dead letters as `warren dlq` works on them, whatever keeps them: a dead-letter queue
+// on RabbitMQ (broker/rabbitmq_dead_letters.h), the dead rows of the worker's queue in a SQLite
+// file (queue/sqlite_dead_rows.h). The verbs (list, peek, replay, purge) are written once, in the
+// command line, over this interface; each transport says where a letter came from, why it died,
+// and how it is put back to work or deleted.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "transport/message.h"
+
+namespace warren::transport {
+
+struct DeadLetter {
+  std::uint64_t handle = 0;  // the implementation's own (a delivery tag, a row id)
+  InboundMessage message;
+  std::string error;              // why it died; "(no reason recorded)" when nothing says
+  std::string original_exchange;  // where it was first published
+  std::string original_routing_key;
+};
+
+class DeadLetters {
+ public:
+  virtual ~DeadLetters() = default;
+
+  // The queue that holds them, as messages name it.
+  virtual const std::string& queue() const = 0;
+  // What that queue holds, every worker's letters included, for `list`: "12 message(s) in the
+  // queue".
+  virtual std::string census() const = 0;
+
+  // Every dead letter there is, oldest first. Call it once.
+  virtual std::vector<DeadLetter> fetch() = 0;
+
+  // True when replay() puts a letter back into the worker's own queue only (rather than into
+  // every queue bound to its original exchange and routing key).
+  virtual bool replays_into_worker_queue_only() const = 0;
+  // Puts `letter` back to work as `copy` (its body, content type, id and headers, the failure
+  // headers dropped; exchange and routing key the original ones), then removes the dead letter.
+  // Throws PublishError when it could not: the letter stays dead. Returns false, having changed
+  // nothing, when the letter was no longer there (replayed or purged by someone else meanwhile).
+  virtual bool replay(const DeadLetter& letter, const OutboundMessage& copy) = 0;
+  // Deletes the letters for good; returns how many of them were still there to delete.
+  virtual std::size_t remove(const std::vector<DeadLetter>& letters) = 0;
+};
+
+}  // namespace warren::transport

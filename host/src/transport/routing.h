@@ -1,0 +1,59 @@
+// AMQP 0-9-1 routing rules, for transports that route in-process (the in-memory transport and
+// the table-as-queue transports): the default exchange, direct, fanout, topic (`*` one word, `#`
+// zero or more) and headers (x-match all|any) exchanges.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "transport/message.h"
+
+namespace warren::transport {
+
+enum class ExchangeType { direct, fanout, topic, headers };
+
+struct Binding {
+  std::string queue;
+  std::string routing_key;
+  // Headers exchanges: `x-match` and the header values to match, rendered as text.
+  TextHeaders arguments;
+};
+
+bool topic_matches(std::string_view pattern, std::string_view routing_key);
+
+// Whether a message with this routing key and these headers reaches a queue bound with
+// `binding` to an exchange of type `type`.
+bool binding_matches(ExchangeType type, const Binding& binding, std::string_view routing_key,
+                     const TextHeaders& headers);
+
+// The exchanges, queues and bindings of one topology.
+class RoutingTable {
+ public:
+  void add_queue(std::string name);
+  void add_exchange(std::string name, ExchangeType type);
+  // Binds a queue to a declared exchange (bindings to an unknown exchange are ignored: the
+  // config loader refuses them before a table is built).
+  void add_binding(const std::string& exchange, Binding binding);
+
+  bool has_queue(std::string_view name) const;
+  bool has_exchange(std::string_view name) const;
+  // The queues a message reaches, each once, in binding order; nullopt when the exchange does
+  // not exist. The default exchange ("") routes to the queue named by the routing key.
+  std::optional<std::vector<std::string>> route(std::string_view exchange,
+                                                std::string_view routing_key,
+                                                const TextHeaders& headers) const;
+
+ private:
+  struct Exchange {
+    ExchangeType type = ExchangeType::direct;
+    std::vector<Binding> bindings;
+  };
+  std::set<std::string, std::less<>> queues_;
+  std::map<std::string, Exchange, std::less<>> exchanges_;
+};
+
+}  // namespace warren::transport

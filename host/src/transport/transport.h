@@ -1,0 +1,95 @@
+// The transport seam: what the runtime needs from a message broker, and nothing of how.
+//
+// Implementations: the in-memory transport (tests, demos) and RabbitMQ (broker/); the
+// table-as-queue transports (SQLite, PostgreSQL) implement the same interface. The runtime
+// decides *what* happens to a message (ack, retry later, dead-letter); the transport decides
+// *how* (a basic.ack, a publish into delay levels, an UPDATE of a row). This library depends on
+// the standard library only, so that every transport and the runtime can depend on it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "transport/message.h"
+#include "transport/settlement.h"
+
+namespace warren::transport {
+
+// One message handed to the runtime. settle() is called exactly once, from any thread.
+class Delivery {
+ public:
+  virtual ~Delivery() = default;
+  virtual const InboundMessage& message() const noexcept = 0;
+  // True when the channel it came on is gone (reconnect): the broker will redeliver it, so the
+  // runtime skips the handler and settle() drops the settlement.
+  virtual bool stale() const noexcept { return false; }
+  // May block until the transport has done it (e.g. a confirmed publish for retry_later).
+  // Throws TransportError when it could not be done; the message then stays unacked and the
+  // broker redelivers it.
+  virtual void settle(const Settlement& settlement) = 0;
+};
+
+// Where a transport sends the deliveries of one subscription. deliver() may block while the
+// consumer is full (the in-memory transport's FullMode.Wait); a broker never sends more than
+// `prefetch` unsettled deliveries, so it never blocks there.
+class DeliverySink {
+ public:
+  virtual ~DeliverySink() = default;
+  virtual void deliver(std::unique_ptr<Delivery> delivery) = 0;
+  // Several at once, in order (a table queue's claim): a sink that queues them can take its lock
+  // and wake its consumer once for all. Leaves `deliveries` empty.
+  virtual void deliver_all(std::vector<std::unique_ptr<Delivery>>& deliveries) {
+    for (auto& delivery : deliveries)
+      deliver(std::move(delivery));
+    deliveries.clear();
+  }
+};
+
+struct Subscription {
+  std::string worker;
+  std::string queue;
+  std::uint16_t prefetch = 20;
+  DeliverySink* sink = nullptr;      // outlives the transport's consuming
+  std::string dead_letter_exchange;  // where dead_letter settlements go ("" : the queue's DLX)
+};
+
+class TransportError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Thrown by publish: the broker nacked or returned the message, or the deadline passed.
+class PublishError : public TransportError {
+ public:
+  enum class Reason { nacked, returned, timeout, unavailable };
+  PublishError(Reason reason, const std::string& what) : TransportError(what), reason_(reason) {}
+  Reason reason() const noexcept { return reason_; }
+
+ private:
+  Reason reason_;
+};
+
+class Publisher {
+ public:
+  virtual ~Publisher() = default;
+  // Returns once the broker confirmed the message; throws PublishError otherwise.
+  virtual void publish(const OutboundMessage& message) = 0;
+};
+
+class Transport : public Publisher {
+ public:
+  // Declares topology, subscribes, and starts delivering. Throws TransportError when the
+  // topology cannot be declared (a conflict is not retried).
+  virtual void start(const std::vector<Subscription>& subscriptions) = 0;
+  // Stops new deliveries (basic.cancel); deliveries already handed over still get settled.
+  virtual void stop_consuming() = 0;
+  // After every delivery is settled: makes sure the settlements reached the broker, closes.
+  virtual void close() = 0;
+  // Connected and every subscription is consuming.
+  virtual bool ready() const noexcept = 0;
+};
+
+}  // namespace warren::transport

@@ -1,0 +1,34 @@
+// warren::host_abi::PluginMetric: a metric a plugin created through its PluginContext, as the
+// host side holds it. abi.h's metric_record receives only this handle, so the handle itself
+// records. The host's registry (observability/metrics.cc) and the test harness each implement
+// `apply`; the rule every type of metric follows is here, once.
+#pragma once
+
+#include "warren/metrics.h"
+
+namespace warren::host_abi {
+
+class PluginMetric {
+ public:
+  explicit PluginMetric(MetricType type) noexcept : type_(type) {}
+  virtual ~PluginMetric() = default;
+  PluginMetric(const PluginMetric&) = delete;
+  PluginMetric& operator=(const PluginMetric&) = delete;
+
+  MetricType type() const noexcept { return type_; }
+
+  // Counter: adds `value` (a negative or NaN increment is dropped: a counter only goes up);
+  // histogram: observes it; gauge: sets it. Thread-safe.
+  void record(double value) noexcept {
+    if (type_ == MetricType::counter && !(value >= 0))
+      return;
+    apply(value);
+  }
+
+ private:
+  virtual void apply(double value) noexcept = 0;
+
+  MetricType type_;
+};
+
+}  // namespace warren::host_abi

@@ -1,0 +1,250 @@
+// The consuming connection against the test broker (test_broker.h), counted on the broker's
+// side: acks coalesced by the ledger never ack a delivery that is still being handled (after
+// close, exactly the unsettled one is back in the queue), a requeue comes back redelivered and a
+// reject is gone, nothing is delivered after stop_consuming(), and a topology the broker refuses
+// fails start().
+#include <amqp.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "broker/amqp_connection.h"
+#include "broker/amqp_errors.h"
+#include "broker/amqp_table.h"
+#include "broker/consumer_connection.h"
+#include "broker/publisher_connection.h"
+#include "eventually.h"
+#include "test_broker.h"
+#include "transport/ids.h"
+
+namespace warren::broker {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr auto kPatience = 20s;
+
+ConnectionOptions connection_options() {
+  ConnectionOptions options;
+  options.connect_timeout = 5s;
+  return options;
+}
+
+// A connection of the test's own, to look at and delete the test's queue.
+class QueueProbe {
+ public:
+  QueueProbe(const BrokerEndpoint& endpoint, std::string queue)
+      : connection_(AmqpConnection::open(endpoint, connection_options())),
+        queue_(std::move(queue)) {
+    amqp_channel_open(connection_->state(), 1);
+    connection_->check(connection_->last_reply(), "opening the probe's channel");
+  }
+  ~QueueProbe() {
+    amqp_queue_delete(connection_->state(), 1, bytes_of(queue_), 0, 0);
+    connection_->close();
+  }
+
+  // Ready messages in the queue (not those delivered and unacked).
+  std::uint32_t ready_messages() {
+    amqp_queue_declare_ok_t* ok =
+        amqp_queue_declare(connection_->state(), 1, bytes_of(queue_), 1, 0, 0, 0, amqp_empty_table);
+    connection_->check(connection_->last_reply(), "counting the queue's messages");
+    return ok->message_count;
+  }
+
+  // Waits until the queue holds `count` ready messages; the count then.
+  std::uint32_t wait_for_ready_messages(std::uint32_t count) {
+    std::uint32_t now = 0;
+    // Polling the broker: nothing to wait on.
+    ::warren::test_support::eventually([&] { return (now = ready_messages()) == count; }, kPatience,
+                                       20ms);
+    return now;
+  }
+
+  void declare_classic() {
+    amqp_queue_declare(connection_->state(), 1, bytes_of(queue_), 0, 0, 0, 0, amqp_empty_table);
+    connection_->check(connection_->last_reply(), "declaring the queue");
+  }
+
+ private:
+  std::unique_ptr<AmqpConnection> connection_;
+  std::string queue_;
+};
+
+// What the consumer received, in order.
+struct Received {
+  DeliveryToken token;
+  transport::InboundMessage message;
+};
+
+class Inbox {
+ public:
+  ConsumerConnection::DeliveryCallback callback() {
+    return
+        [this](const DeliveryToken& token, transport::InboundMessage message, const std::string&) {
+          std::lock_guard lock(mutex_);
+          received_.push_back({token, std::move(message)});
+          arrived_.notify_all();
+        };
+  }
+  // Waits for `count` deliveries in all; all of them (fewer after the patience ran out).
+  std::vector<Received> wait_for(std::size_t count) {
+    std::unique_lock lock(mutex_);
+    arrived_.wait_for(lock, kPatience, [&] { return received_.size() >= count; });
+    return received_;
+  }
+  std::size_t size() const {
+    std::lock_guard lock(mutex_);
+    return received_.size();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::condition_variable arrived_;
+  std::vector<Received> received_;
+};
+
+// A classic queue of the test's own, declared by the consumer from the config.
+struct Fixture {
+  std::vector<BrokerEndpoint> endpoints;
+  std::string queue = "warren.unit.consumer." + transport::random_hex(6);
+  config::Config config;
+  QueueProbe probe;
+
+  explicit Fixture(std::vector<BrokerEndpoint> test_endpoints,
+                   config::QueueType type = config::QueueType::classic)
+      : endpoints(std::move(test_endpoints)), probe(endpoints.front(), queue) {
+    config::QueueConfig declared;
+    declared.name = queue;
+    declared.type = type;
+    declared.durable = false;
+    config.queues.push_back(declared);
+  }
+
+  std::unique_ptr<ConsumerConnection> consumer(Inbox& inbox, std::uint16_t prefetch = 20) {
+    ConsumerOptions options;
+    options.endpoints = endpoints;
+    options.connection = connection_options();
+    options.reconnect_initial = 50ms;
+    options.reconnect_max = 200ms;
+    transport::Subscription subscription;
+    subscription.worker = "unit";
+    subscription.queue = queue;
+    subscription.prefetch = prefetch;
+    return std::make_unique<ConsumerConnection>(std::move(options), config,
+                                                std::vector<transport::Subscription>{subscription},
+                                                inbox.callback(), nullptr, nullptr);
+  }
+
+  void publish(const std::vector<std::string>& bodies) {
+    PublisherOptions options;
+    options.endpoints = endpoints;
+    options.connection = connection_options();
+    PublisherConnection publisher(std::move(options), nullptr, nullptr);
+    for (const auto& body : bodies) {
+      transport::OutboundMessage message;
+      message.routing_key = queue;  // the default exchange
+      message.body = body;
+      message.persistent = false;
+      publisher.publish(message);
+    }
+  }
+};
+
+TEST(ConsumerOnBroker, AllButOneAcked_AfterCloseExactlyTheUnsettledOneIsBack) {
+  TEST_BROKER_OR_SKIP(endpoints);
+  Fixture fixture(*endpoints);
+  Inbox inbox;
+  auto consumer = fixture.consumer(inbox);
+  consumer->start();
+  ASSERT_TRUE(consumer->ready());
+  fixture.publish({"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"});
+  const auto received = inbox.wait_for(10);
+  ASSERT_EQ(received.size(), 10U);
+
+  // Newest first, and "3" still being handled: no `multiple` ack may cover it.
+  for (auto it = received.rbegin(); it != received.rend(); ++it) {
+    EXPECT_TRUE(consumer->is_current(it->token));
+    if (it->message.body != "3")
+      consumer->settle(it->token, SettleAction::ack);
+  }
+  consumer->close();
+  EXPECT_EQ(fixture.probe.wait_for_ready_messages(1), 1U);
+
+  Inbox again;
+  auto second = fixture.consumer(again);
+  second->start();
+  const auto back = again.wait_for(1);
+  ASSERT_EQ(back.size(), 1U);
+  EXPECT_EQ(back[0].message.body, "3");
+  EXPECT_TRUE(back[0].message.redelivered);
+  second->settle(back[0].token, SettleAction::ack);
+  second->close();
+  EXPECT_EQ(fixture.probe.wait_for_ready_messages(0), 0U);
+  EXPECT_EQ(again.size(), 1U);
+}
+
+TEST(ConsumerOnBroker, RequeuedComesBackRedelivered_RejectedIsGone) {
+  TEST_BROKER_OR_SKIP(endpoints);
+  Fixture fixture(*endpoints);
+  Inbox inbox;
+  auto consumer = fixture.consumer(inbox);
+  consumer->start();
+  fixture.publish({"keep", "drop"});
+  const auto first = inbox.wait_for(2);
+  ASSERT_EQ(first.size(), 2U);
+  for (const auto& delivery : first) {
+    consumer->settle(delivery.token, delivery.message.body == "keep" ? SettleAction::requeue
+                                                                     : SettleAction::reject);
+  }
+  const auto all = inbox.wait_for(3);
+  ASSERT_EQ(all.size(), 3U);
+  EXPECT_EQ(all[2].message.body, "keep");
+  EXPECT_TRUE(all[2].message.redelivered);
+  consumer->settle(all[2].token, SettleAction::ack);
+  consumer->close();
+  EXPECT_EQ(fixture.probe.wait_for_ready_messages(0), 0U);
+  EXPECT_EQ(inbox.size(), 3U);
+}
+
+TEST(ConsumerOnBroker, AfterStopConsuming_NothingMoreIsDeliveredAndItStaysInTheQueue) {
+  TEST_BROKER_OR_SKIP(endpoints);
+  Fixture fixture(*endpoints);
+  Inbox inbox;
+  auto consumer = fixture.consumer(inbox);
+  consumer->start();
+  fixture.publish({"before"});
+  const auto before = inbox.wait_for(1);
+  ASSERT_EQ(before.size(), 1U);
+  consumer->settle(before[0].token, SettleAction::ack);
+
+  consumer->stop_consuming();  // returns once basic.cancel-ok came
+  EXPECT_FALSE(consumer->ready());
+  fixture.publish({"after-1", "after-2"});
+  consumer->close();
+  EXPECT_EQ(fixture.probe.wait_for_ready_messages(2), 2U);
+  EXPECT_EQ(inbox.size(), 1U);
+}
+
+TEST(ConsumerOnBroker, QueueExistsWithAnotherType_StartFailsWithTheTopologyError) {
+  TEST_BROKER_OR_SKIP(endpoints);
+  Fixture fixture(*endpoints, config::QueueType::quorum);
+  fixture.probe.declare_classic();
+  Inbox inbox;
+  auto consumer = fixture.consumer(inbox);
+  try {
+    consumer->start();
+    FAIL() << "start() accepted a queue that exists with another type";
+  } catch (const TopologyError& e) {
+    EXPECT_NE(std::string(e.what()).find(fixture.queue), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(consumer->ready());
+}
+
+}  // namespace
+}  // namespace warren::broker
