@@ -6,8 +6,10 @@ be visible: CI runs as root with every service, so any skip there is worth a loo
 
 Usage: ctest_results.py JUNIT_FILE
 Prints one line of counts ("57 tests, 2 skipped" or "57 tests, 1 failed, 0 skipped"), then one
-line per skip: "skipped: TEST[: pytest case]: reason". Exit status 0, or 2 when the file is
-missing or unreadable (ctest did not get as far as running tests)."""
+line per skip: "skipped: TEST[: pytest case]: reason", then per failed test "failed: TEST" and the
+last lines of its output, each prefixed with "| " (CI shows only the end of the log, so the summary
+must name what failed and why). Exit status 0, or 2 when the file is missing or unreadable (ctest
+did not get as far as running tests)."""
 
 import re
 import sys
@@ -20,6 +22,8 @@ PYTEST_TOTALS = re.compile(r"^=*\s*((?:\d+ [a-z]+(?:, )?)+) in [\d.]+s", re.M)
 PYTEST_SKIP = re.compile(r"^SKIPPED \[\d+\] ([^:\n]+:\d+): (.*)$", re.M)
 # GoogleTest: "path/x_test.cc:42: Skipped\nthe reason\n"
 GTEST_SKIP = re.compile(r": Skipped\n(.*)\n")
+# How much of a failed test's output goes into the summary.
+FAILURE_TAIL_LINES = 30
 
 
 def pytest_skips(output: str) -> Tuple[int, List[str]]:
@@ -37,6 +41,7 @@ def summarize(junit_file: str) -> Tuple[str, List[str]]:
     suite = ElementTree.parse(junit_file).getroot()
     tests = failed = skipped = 0
     details: List[str] = []
+    failures: List[str] = []
     for case in suite.iter("testcase"):
         name = case.get("name", "?")
         output = case.findtext("system-out") or ""
@@ -46,6 +51,9 @@ def summarize(junit_file: str) -> Tuple[str, List[str]]:
         tests += 1
         if status == "fail":
             failed += 1
+            failures.append(f"failed: {name}")
+            tail = [line for line in output.splitlines() if line.strip()][-FAILURE_TAIL_LINES:]
+            failures.extend(f"| {line[:300]}" for line in tail)
         elif status == "notrun":
             skipped += 1
             found = GTEST_SKIP.search(output)
@@ -61,7 +69,7 @@ def summarize(junit_file: str) -> Tuple[str, List[str]]:
                 details.append(f"skipped: {name}: {count - len(reasons)} pytest case(s), "
                                "reason not in the output")
     counts = f"{tests} tests, " + (f"{failed} failed, " if failed else "") + f"{skipped} skipped"
-    return counts, details
+    return counts, details + failures
 
 
 def main() -> int:
