@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -57,6 +59,10 @@ class SqliteQueueStore {
   bool settle(const RowLease& lease, const transport::InboundMessage& message,
               const transport::Settlement& settlement, std::optional<std::int64_t> max_attempts,
               std::int64_t now);
+  // Acks many rows at once: the same as settle() with an ack for each, in a few statements
+  // instead of one each (a third of the CPU of a settlement round at batch 32, bench/queue).
+  // Returns, for each lease in order, whether it was still this owner's and is now done.
+  std::vector<bool> ack_all(std::span<const RowLease> leases, std::int64_t now);
   // Dead-letters a row that cannot be delivered (its headers are not JSON...).
   bool bury(const RowLease& lease, const std::string& reason, std::int64_t now);
   // Gives a row back unhandled (shutdown): pending again, marked redelivered.
@@ -75,6 +81,8 @@ class SqliteQueueStore {
 
  private:
   bool owner_is_gone(const std::string& owner) const;
+  // The ack of exactly `rows` leases (1 to kAckChunk), prepared on first use.
+  Statement& ack_statement(std::size_t rows);
 
   SqliteConnection& connection_;
   const std::string owner_;
@@ -89,6 +97,7 @@ class SqliteQueueStore {
   Statement owners_;
   Statement prune_;
   Statement next_due_;
+  std::vector<std::unique_ptr<Statement>> ack_statements_;  // by rows - 1
 };
 
 }  // namespace warren::queue

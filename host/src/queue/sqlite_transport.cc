@@ -335,6 +335,28 @@ void SqliteTransport::run() {
   }
 }
 
+std::vector<bool> SqliteTransport::write_settlements(const std::vector<Settling>& settlements,
+                                                     std::int64_t now) {
+  // Acks, the common case by far, go in a few statements; the rest one by one.
+  std::vector<bool> applied(settlements.size(), false);
+  std::vector<RowLease> acks;
+  std::vector<std::size_t> ack_positions;
+  for (std::size_t i = 0; i < settlements.size(); ++i) {
+    const Settling& s = settlements[i];
+    if (s.settlement.kind == transport::Settlement::Kind::ack) {
+      acks.push_back(s.state->row.lease);
+      ack_positions.push_back(i);
+    } else {
+      applied[i] = store_->settle(s.state->row.lease, s.state->row.message, s.settlement,
+                                  s.state->row.max_attempts, now);
+    }
+  }
+  const std::vector<bool> acked = store_->ack_all(acks, now);
+  for (std::size_t a = 0; a < acks.size(); ++a)
+    applied[ack_positions[a]] = acked[a];
+  return applied;
+}
+
 bool SqliteTransport::round(std::vector<Settling>& settlements) {
   struct Claim {
     std::size_t subscriber;
@@ -349,9 +371,7 @@ bool SqliteTransport::round(std::vector<Settling>& settlements) {
     try {
       WriteTransaction transaction(*connection_);
       const std::int64_t now = now_ms();
-      for (const auto& s : settlements)
-        applied.push_back(store_->settle(s.state->row.lease, s.state->row.message, s.settlement,
-                                         s.state->row.max_attempts, now));
+      applied = write_settlements(settlements, now);
       std::vector<std::pair<std::size_t, int>> wanted;
       {
         std::lock_guard lock(mutex_);

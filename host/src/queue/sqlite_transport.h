@@ -97,6 +97,8 @@ class SqliteTransport final : public transport::Transport {
   // One transaction: the queued settlements, then claims. Returns false when the database
   // refused (the settlements are kept for the next round).
   bool round(std::vector<Settling>& settlements);
+  // Writes the settlements in the open transaction; for each, whether its lease was still ours.
+  std::vector<bool> write_settlements(const std::vector<Settling>& settlements, std::int64_t now);
   void heartbeat();
   void rescue();
   void prune();
