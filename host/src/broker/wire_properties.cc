@@ -66,16 +66,17 @@ void merge_headers(const amqp_table_t* original, const transport::TextHeaders& t
 
 std::string encode_wire_properties(const amqp_basic_properties_t& properties) {
   amqp_basic_properties_t encodable = properties;  // rabbitmq-c takes a non-const pointer
-  for (std::size_t size = 4096; size <= kMaxWireProperties; size *= 16) {
-    std::string buffer(size, '\0');
+  // Every delivery is encoded: one buffer per thread rather than a fresh one each time.
+  thread_local std::vector<char> buffer(4096);
+  for (;;) {
     const int length = amqp_encode_properties(AMQP_BASIC_CLASS, &encodable,
                                               amqp_bytes_t{buffer.size(), buffer.data()});
-    if (length >= 0) {
-      buffer.resize(static_cast<std::size_t>(length));
-      return buffer;
-    }
+    if (length >= 0)
+      return std::string(buffer.data(), static_cast<std::size_t>(length));
+    if (buffer.size() >= kMaxWireProperties)
+      return {};
+    buffer.resize(buffer.size() * 16);  // too small (or not encodable: given up at the cap)
   }
-  return {};
 }
 
 PublishProperties::PublishProperties(const transport::OutboundMessage& message) {

@@ -278,6 +278,28 @@ TEST(WireProperties, ACopyKeptByWarrenHasNoExpiration_AReplayPutsItBack) {
   EXPECT_FALSE(header(*out.get(), "x-warren-original-expiration"));
 }
 
+TEST(WireProperties, PropertiesLargerThanTheFirstBuffer_AreKeptWhole) {
+  const std::string big(100000, 'b');
+  amqp_field_value_t bytes{};
+  bytes.kind = AMQP_FIELD_KIND_BYTES;
+  bytes.value.bytes = bytes_of(big);
+  amqp_table_entry_t headers[1] = {entry("x-blob", bytes)};
+  amqp_basic_properties_t properties{};
+  properties._flags = AMQP_BASIC_HEADERS_FLAG | AMQP_BASIC_CORRELATION_ID_FLAG;
+  properties.headers = {1, headers};
+  properties.correlation_id = amqp_cstring_bytes("corr-big");
+  transport::InboundMessage inbound;
+  take_properties(inbound, properties);
+  const transport::OutboundMessage copy = transport::republished_copy(inbound, drop_x_death);
+  const PublishProperties out(copy);
+
+  const auto blob = header(*out.get(), "x-blob");
+  ASSERT_TRUE(blob);
+  EXPECT_EQ(blob->kind, AMQP_FIELD_KIND_BYTES) << "a byte array stays one";
+  EXPECT_EQ(string_of(blob->value.bytes), big);
+  EXPECT_EQ(string_of(out.get()->correlation_id), "corr-big");
+}
+
 TEST(WireProperties, WithoutAnExpiration_NothingIsSuspended) {
   Delivered delivered;
   delivered.properties._flags &= ~AMQP_BASIC_EXPIRATION_FLAG;
