@@ -285,6 +285,167 @@ def test_DlqVerb_Help_ExitsZeroDescribingItsOptions(verb):
     assert result.returncode == 0, output(result)
     for option in ("--config", "--worker", "--limit", "--where"):
         assert option in result.stdout, output(result)
-    expected = {"replay": ["--dry-run", "--rate"], "purge": ["--yes", "--dry-run"]}
+    expected = {"replay": ["--dry-run", "--rate", "--original-route"],
+                "purge": ["--yes", "--dry-run"]}
     for option in expected.get(verb, []):
         assert option in result.stdout, output(result)
+
+
+# ---- what a republished copy keeps (issue 19 item 9) ---------------------------------------------
+
+# Every property a publisher can set that a copy must keep, as pika names them. user_id is not
+# among them: the broker refuses a user_id other than the publishing connection's own user.
+KEPT_PROPERTIES = ("content_type", "content_encoding", "correlation_id", "reply_to", "type",
+                   "app_id", "priority", "expiration", "timestamp", "message_id", "delivery_mode",
+                   "cluster_id")
+
+
+def without_warren_headers(headers: Dict) -> Dict:
+    return {name: value for name, value in headers.items() if not name.startswith("x-warren-")}
+
+
+def fidelity_config(exchange: str, queue: str, bystander: str, dead_letters: str,
+                    dead_letter_queue: str, record_file) -> str:
+    """Worker "w" on QUEUE: one broker-delayed retry, then a dead letter into DEAD_LETTER_QUEUE.
+    BYSTANDER, bound to the same exchange and key, belongs to no worker: it keeps the copy the
+    broker routed to it at the publish, and shows where a replay goes."""
+    return textwrap.dedent(f"""\
+        [host]
+        name = "dlq-fidelity"
+        shutdown_timeout = "10s"
+
+        [log]
+        level = "error"
+
+        [metrics]
+        listen = "127.0.0.1:{free_port()}"
+
+        [broker]
+        uri = "{env("WARREN_TEST_AMQP_URI")}"
+
+        [[exchanges]]
+        name = "{exchange}"
+        type = "topic"
+
+        [[exchanges]]
+        name = "{dead_letters}"
+        type = "fanout"
+
+        [[queues]]
+        name = "{queue}"
+        type = "quorum"
+        dead_letter_exchange = "{dead_letters}"
+        bindings = [{{ exchange = "{exchange}", routing_key = "order.#" }}]
+
+        [[queues]]
+        name = "{bystander}"
+        type = "quorum"
+        allow_message_loss = true
+        bindings = [{{ exchange = "{exchange}", routing_key = "order.#" }}]
+
+        [[workers]]
+        name = "w"
+        plugin = "scripted"
+        queue = "{queue}"
+        dead_letter_queue = "{dead_letter_queue}"
+        retry = {{ max_attempts = 2, backoff = "fixed", initial = "100ms", jitter = 0 }}
+        [workers.settings]
+        record_file = "{record_file}"
+        """)
+
+
+def test_DlqReplay_OfAMessageRetriedThenDeadLettered_IsIdenticalButForWarrenHeaders_AndReachesOnlyTheWorkersQueue(  # noqa: E501
+        broker, created, warren, record_file, tmp_path):
+    exchange = created.exchange("dlq-fid-ex")
+    dead_letters = created.exchange("dlq-fid-dlx")
+    queue = created.queue("dlq-fid-work")
+    bystander = created.queue("dlq-fid-bystander")
+    dead_letter_queue = created.queue("dlq-fid-dead")
+    host = warren(fidelity_config(exchange, queue, bystander, dead_letters, dead_letter_queue,
+                                  record_file),
+                  plugin_dir=env("WARREN_FIXTURE_PLUGIN_DIR"))
+    host.wait_ready(timeout=60)
+
+    # Fails until the file exists: it never will. With a trace context of its own: Warren starts
+    # one for a message that has none, and its copies carry it (the README's tracing promise).
+    action = f"ack_if_file:{tmp_path / 'never'}"
+    message_id = broker.publish(
+        exchange, "order.created", b"\x1f\x8b\x08\x00gzipped-order",
+        headers={"x-test-action": action, "x-int": 42, "x-negative": -7, "x-flag": True,
+                 "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+                 "x-table": {"sku": "B-1", "quantity": 3, "nested": {"deep": 1}},
+                 "x-list": [1, "two"]},
+        content_type="application/json", content_encoding="gzip", correlation_id="corr-42",
+        reply_to="replies", type="order.created", app_id="shop", priority=3,
+        expiration="600000", timestamp=1700000000, cluster_id="c1")
+    record_file.wait_for_count(2, timeout=60)
+    assert [r.attempt for r in record_file.records()] == [1, 2], "the first and its delayed retry"
+    wait_until(lambda: broker.message_count(dead_letter_queue) == 1, timeout=30,
+               what="the dead letter")
+    assert host.terminate() == 0, host.describe()  # the replayed copy stays in the queue
+    [original] = broker.drain(bystander, expect=1)
+    assert original.message_id == message_id
+
+    replay = warren_cli("dlq", "replay", "-c", str(host.config_path), "--worker", "w",
+                        timeout=120)
+
+    assert replay.returncode == 0, output(replay)
+    assert "1 message(s) replayed" in replay.stdout, output(replay)
+    # The replay's publish was confirmed before the tool exited: it is in every queue it reached.
+    assert broker.message_count(bystander) == 0, "the replay reached a queue of no worker"
+    assert broker.message_count(dead_letter_queue) == 0
+    [replayed] = broker.drain(queue, expect=1)
+    assert replayed.body == original.body
+    differences = {name: (getattr(original.properties, name), getattr(replayed.properties, name))
+                   for name in KEPT_PROPERTIES
+                   if getattr(original.properties, name) != getattr(replayed.properties, name)}
+    assert differences == {}, differences
+    assert without_warren_headers(replayed.headers) == without_warren_headers(original.headers)
+    assert replayed.headers["x-warren-replay-count"] in ("1", b"1"), replayed.headers
+
+
+def test_DlqReplay_OriginalRoute_GoesToEveryQueueBoundThere_TheDefaultOnlyToTheWorkersQueue(
+        broker, created, tmp_path):
+    require_services("rabbitmq", "warren")
+    exchange = created.exchange("dlq-route-ex")
+    work = created.queue("dlq-route-work")
+    bystander = created.queue("dlq-route-bystander")
+    dead = created.queue("dlq-route-dead")
+    broker.declare_exchange(exchange, "topic")
+    for bound in (work, bystander):
+        broker.declare_queue(bound)
+        broker.bind_queue(bound, exchange, "order.#")
+    broker.declare_queue(dead)
+    for letter in ("letter-1", "letter-2"):
+        broker.publish("", dead, "{}", message_id=letter, headers={
+            "x-warren-worker": "w",
+            "x-warren-original-exchange": exchange,
+            "x-warren-original-routing-key": "order.created",
+        })
+    config = tmp_path / "warren.toml"
+    config.write_text(textwrap.dedent(f"""\
+        [broker]
+        uri = "{env("WARREN_TEST_AMQP_URI")}"
+
+        [[workers]]
+        name = "w"
+        plugin = "scripted"
+        queue = "{work}"
+        """))
+
+    def replay(*args: str) -> subprocess.CompletedProcess:
+        result = warren_cli("dlq", "replay", "-c", str(config), "--worker", "w", "--queue", dead,
+                            "--limit", "1", *args, timeout=60)
+        assert result.returncode == 0, output(result)
+        assert "1 message(s) replayed" in result.stdout, output(result)
+        return result
+
+    default = replay()
+    assert f"-> {exchange} / order.created (worker queue only)" in default.stdout, output(default)
+    assert [m.message_id for m in broker.drain(work, expect=1)] == ["letter-1"]
+    assert broker.message_count(bystander) == 0
+
+    original_route = replay("--original-route")
+    assert f"-> {exchange} / order.created\n" in original_route.stdout, output(original_route)
+    assert [m.message_id for m in broker.drain(work, expect=1)] == ["letter-2"]
+    assert [m.message_id for m in broker.drain(bystander, expect=1)] == ["letter-2"]

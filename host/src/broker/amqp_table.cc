@@ -74,6 +74,11 @@ AmqpTableBuilder& AmqpTableBuilder::add_all(const transport::TextHeaders& header
   return *this;
 }
 
+AmqpTableBuilder& AmqpTableBuilder::add_entry(const amqp_table_entry_t& entry) {
+  entries_.push_back(entry);
+  return *this;
+}
+
 amqp_table_t AmqpTableBuilder::table() {
   amqp_table_t table{};
   table.num_entries = static_cast<int>(entries_.size());

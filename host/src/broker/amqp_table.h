@@ -32,6 +32,9 @@ class AmqpTableBuilder {
   AmqpTableBuilder& add(std::string_view key, const config::ArgumentValue& value);
   AmqpTableBuilder& add_all(const config::Arguments& arguments);
   AmqpTableBuilder& add_all(const transport::TextHeaders& headers);
+  // `entry` as it is, typed value and all: what it points into is the caller's to keep alive and
+  // unchanged while the table is used (a received table, for a copy of the message).
+  AmqpTableBuilder& add_entry(const amqp_table_entry_t& entry);
 
   amqp_table_t table();
   bool empty() const noexcept { return entries_.empty(); }

@@ -8,6 +8,7 @@
 #include "broker/amqp_errors.h"
 #include "broker/amqp_table.h"
 #include "broker/delay_levels.h"
+#include "broker/wire_properties.h"
 
 namespace warren::broker {
 
@@ -18,6 +19,17 @@ std::uint32_t attempt_of(const transport::TextHeaders& headers) {
   std::uint32_t attempt = 0;
   const auto [end, error] = std::from_chars(value->data(), value->data() + value->size(), attempt);
   return error == std::errc() && end == value->data() + value->size() && attempt > 0 ? attempt : 1;
+}
+
+void show_original_route(transport::InboundMessage& inbound) {
+  if (inbound.exchange != kDelayDeliveryExchange && !inbound.exchange.empty())
+    return;
+  if (auto original = transport::find_header(inbound.headers, "x-warren-original-exchange")) {
+    inbound.exchange = *original;
+  }
+  if (auto original = transport::find_header(inbound.headers, "x-warren-original-routing-key")) {
+    inbound.routing_key = *original;
+  }
 }
 
 void take_properties(transport::InboundMessage& message,
@@ -31,6 +43,7 @@ void take_properties(transport::InboundMessage& message,
   if (properties._flags & AMQP_BASIC_HEADERS_FLAG) {
     message.headers = render_headers(properties.headers);
   }
+  message.wire_properties = encode_wire_properties(properties);
 }
 
 transport::InboundMessage read_delivery(AmqpConnection& connection,
@@ -55,15 +68,7 @@ transport::InboundMessage read_delivery(AmqpConnection& connection,
   amqp_destroy_message(&message);
 
   inbound.attempt = attempt_of(inbound.headers);
-  if (inbound.exchange == kDelayDeliveryExchange) {
-    // Back from the retry delay levels: show the handler where the message was first sent.
-    if (auto original = transport::find_header(inbound.headers, "x-warren-original-exchange")) {
-      inbound.exchange = *original;
-    }
-    if (auto original = transport::find_header(inbound.headers, "x-warren-original-routing-key")) {
-      inbound.routing_key = *original;
-    }
-  }
+  show_original_route(inbound);
   return inbound;
 }
 

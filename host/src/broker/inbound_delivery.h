@@ -18,8 +18,14 @@ transport::InboundMessage read_delivery(AmqpConnection& connection,
                                         const amqp_frame_t& deliver_frame,
                                         const std::string& queue);
 
-// message_id, content_type and headers (as text) from a message's properties.
+// message_id, content_type, headers (as text) and every property as received (wire_properties)
+// from a message's properties.
 void take_properties(transport::InboundMessage& message, const amqp_basic_properties_t& properties);
+
+// A message back from the retry delay levels, or replayed into its worker's queue alone through
+// the default exchange (`warren dlq replay`), shows the handler the exchange and routing key it
+// was first sent to (x-warren-original-exchange, -routing-key); any other is left as it came.
+void show_original_route(transport::InboundMessage& inbound);
 
 // x-warren-attempt as a positive number; 1 when absent or malformed.
 std::uint32_t attempt_of(const transport::TextHeaders& headers);

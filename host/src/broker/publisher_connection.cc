@@ -8,6 +8,7 @@
 #include "broker/amqp_errors.h"
 #include "broker/amqp_table.h"
 #include "broker/channel_numbers.h"
+#include "broker/wire_properties.h"
 #include "observability/log.h"
 #include "transport/ids.h"
 
@@ -211,29 +212,13 @@ void PublisherConnection::publish_one(const std::shared_ptr<PendingPublish>& pen
     finish(pending, PendingPublish::Result::nacked, ": it cannot be sent: " + *why);
     return;
   }
-  AmqpTableBuilder headers;
-  headers.add_all(message.headers);
-  amqp_basic_properties_t properties{};
-  properties._flags = AMQP_BASIC_CONTENT_TYPE_FLAG | AMQP_BASIC_DELIVERY_MODE_FLAG |
-                      AMQP_BASIC_MESSAGE_ID_FLAG | AMQP_BASIC_TIMESTAMP_FLAG;
-  properties.content_type =
-      bytes_of(message.content_type.empty() ? std::string_view("application/octet-stream")
-                                            : std::string_view(message.content_type));
-  properties.delivery_mode = message.persistent ? 2 : 1;
-  properties.message_id = bytes_of(message.message_id);
-  properties.timestamp =
-      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(
-                                     std::chrono::system_clock::now().time_since_epoch())
-                                     .count());
-  if (!headers.empty()) {
-    properties._flags |= AMQP_BASIC_HEADERS_FLAG;
-    properties.headers = headers.table();
-  }
+  // A republished copy keeps every property and typed header of its original.
+  const PublishProperties properties(message);
   publish_started_ns_ = now_ns();
   const int status =
       amqp_basic_publish(connection()->state(), kPublishChannel, bytes_of(message.exchange),
-                         bytes_of(message.routing_key), message.mandatory ? 1 : 0, 0, &properties,
-                         bytes_of(message.body));
+                         bytes_of(message.routing_key), message.mandatory ? 1 : 0, 0,
+                         properties.get(), bytes_of(message.body));
   publish_started_ns_ = 0;
   if (is_encoding_failure(status)) {
     // It would fail the same way on every connection; this one may hold half a message now.

@@ -3,8 +3,8 @@
 
 #include <chrono>
 
-#include "broker/delay_levels.h"
 #include "broker/rabbitmq_transport.h"
+#include "broker/wire_properties.h"
 
 namespace warren::broker {
 namespace {
@@ -72,12 +72,16 @@ bool RabbitMqDeadLetters::replay(const transport::DeadLetter& letter,
     publisher_ = std::make_unique<PublisherConnection>(std::move(options), nullptr, nullptr);
   }
   transport::OutboundMessage out = copy;
+  restore_expiration(out, letter.message);
   if (to_worker_queue_) {
-    // The consumer shows the handler the original exchange and routing key.
-    out.exchange = std::string(kDelayDeliveryExchange);
-    out.routing_key = delay_routing_key(std::chrono::milliseconds(0), worker_queue_);
-    out.headers.emplace_back("x-warren-original-exchange", letter.original_exchange);
-    out.headers.emplace_back("x-warren-original-routing-key", letter.original_routing_key);
+    // Through the default exchange, which every broker has (the delay levels' delivery exchange
+    // exists only once a host has run); the consumer shows the handler the original exchange and
+    // routing key.
+    out.exchange.clear();
+    out.routing_key = worker_queue_;
+    transport::set_header(out.headers, "x-warren-original-exchange", letter.original_exchange);
+    transport::set_header(out.headers, "x-warren-original-routing-key",
+                          letter.original_routing_key);
   }
   publisher_->publish(out);
   browser_.ack(letter.handle);

@@ -22,8 +22,9 @@ namespace warren::broker {
 class RabbitMqDeadLetters final : public transport::DeadLetters {
  public:
   // Connects to the broker and opens `queue`. With `to_worker_queue`, replay() delivers only to
-  // `worker_queue`, through the delay levels' delivery exchange (no delay). Throws ConnectionLost,
-  // or TopologyError when the queue does not exist.
+  // `worker_queue`, through the default exchange; without, to the letter's original exchange and
+  // routing key (every queue bound there). Throws ConnectionLost, or TopologyError when the queue
+  // does not exist.
   RabbitMqDeadLetters(const config::Config& config, std::string queue, std::string worker_queue,
                       bool to_worker_queue);
   ~RabbitMqDeadLetters() override;

@@ -3,6 +3,7 @@
 
 #include "broker/amqp_table.h"
 #include "broker/delay_levels.h"
+#include "broker/wire_properties.h"
 #include "observability/log.h"
 #include "observability/timestamp.h"
 #include "transport/failure_headers.h"
@@ -145,6 +146,7 @@ void RabbitMqTransport::retry_later(const Delivery& delivery,
   transport::OutboundMessage retry = transport::republished_copy(original, is_broker_death_header);
   retry.exchange = delay_entry_exchange();
   retry.routing_key = delay_routing_key(settlement.delay, delivery.broker_queue());
+  suspend_expiration(retry);  // else it could leave its delay level early
   transport::add_retry_headers(retry.headers, original, settlement,
                                observability::utc_now_rfc3339());
   try {
@@ -180,6 +182,7 @@ void RabbitMqTransport::dead_letter(const Delivery& delivery,
   dead.routing_key = queue != nullptr && !queue->dead_letter_routing_key.empty()
                          ? queue->dead_letter_routing_key
                          : original.routing_key;
+  suspend_expiration(dead);  // else it would vanish from the dead-letter queue
   transport::add_dead_letter_headers(dead.headers, original, settlement,
                                      observability::utc_now_rfc3339());
   try {

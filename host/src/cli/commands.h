@@ -27,7 +27,9 @@ struct DlqOptions {
   bool dry_run = false;
   double rate = 0;  // replay: messages a second, 0: as fast as confirms allow
   bool yes = false;
-  bool to_queue = false;  // replay only into the worker's queue
+  // replay: to the original exchange and routing key (every queue bound there) rather than to
+  // the worker's queue alone
+  bool original_route = false;
 };
 
 int run_command(const ConfigOptions& options);

@@ -5,8 +5,9 @@
 //             dead-letter exchange (or --queue). A shared dead-letter queue holds other workers'
 //             letters too: a letter belongs to the worker named by x-warren-worker, or, for
 //             letters the broker dead-lettered itself (delivery limit, TTL), to the worker of
-//             x-first-death-queue. Replay republishes with confirms
-//             (broker/rabbitmq_dead_letters.h).
+//             x-first-death-queue. Replay republishes with confirms into the worker's queue
+//             (--original-route: to the original exchange and routing key), every property and
+//             typed header of the letter kept (broker/rabbitmq_dead_letters.h).
 //   SQLite    the dead rows of the worker's queue (or --queue) in the [broker.sqlite] file; replay
 //             sets them back to pending in that queue (queue/sqlite_dead_rows.h).
 //
@@ -181,13 +182,18 @@ int peek(DeadLetters& letters, const config::WorkerConfig& worker, const DlqOpti
   return kExitOk;
 }
 
+// After "exchange / routing key": where a replay really delivers.
+const char* where_to(const DeadLetters& letters) {
+  return letters.replays_into_worker_queue_only() ? " (worker queue only)" : "";
+}
+
 int replay(DeadLetters& letters, const config::WorkerConfig& worker, const DlqOptions& options) {
   const auto selected = chosen(letters, worker, options, 0);
   if (options.dry_run) {
     for (const auto& letter : selected) {
       std::cout << "would move " << terminal_safe(letter.message.message_id) << " -> "
                 << terminal_safe(letter.original_exchange) << " / "
-                << terminal_safe(letter.original_routing_key) << "\n";
+                << terminal_safe(letter.original_routing_key) << where_to(letters) << "\n";
     }
     std::cout << selected.size() << " message(s) would be replayed (dry run: nothing moved)\n";
     return kExitOk;
@@ -221,8 +227,7 @@ int replay(DeadLetters& letters, const config::WorkerConfig& worker, const DlqOp
     ++moved;
     std::cout << "moved " << terminal_safe(message.message_id) << " -> "
               << terminal_safe(letter.original_exchange) << " / "
-              << terminal_safe(letter.original_routing_key)
-              << (letters.replays_into_worker_queue_only() ? " (worker queue only)" : "") << "\n";
+              << terminal_safe(letter.original_routing_key) << where_to(letters) << "\n";
   }
   std::cout << moved << " message(s) replayed from " << letters.queue() << "\n";
   return kExitOk;
@@ -281,11 +286,16 @@ int dlq_command(const ConfigOptions& config_options, const DlqOptions& options) 
         const auto queue = dead_letter_queue(*config, *worker, options);
         if (!queue)
           return kExitBadUsageOrConfig;
-        broker::RabbitMqDeadLetters letters(*config, *queue, worker->queue, options.to_queue);
+        broker::RabbitMqDeadLetters letters(*config, *queue, worker->queue,
+                                            !options.original_route);
         return run_dlq_verb(letters, *worker, options);
       }
       case config::BrokerConfig::Transport::sqlite: {
-        // --to-queue changes nothing here: a dead row only ever goes back to its own queue.
+        if (options.original_route) {
+          std::cerr << "dlq replay --original-route: on the SQLite queue a dead row goes back to "
+                       "its own queue only\n";
+          return kExitBadUsageOrConfig;
+        }
         const auto database = open_queue_database(*config);
         queue::SqliteDeadRows rows(*database,
                                    options.queue.empty() ? worker->queue : options.queue);

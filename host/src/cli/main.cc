@@ -80,10 +80,10 @@ int main(int argc, char** argv) {
       {"list", "Count the worker's dead letters by error and by original routing key"},
       {"peek", "Show dead letters with their headers and a body preview (default --limit 10)"},
       {"replay",
-       "Republish dead letters to their original exchange and routing key with confirms, "
-       "attempt reset; each is acked only after its republish is confirmed. On SQLite: set the "
-       "dead rows back to pending in the worker's queue (attempts 0, due now), one "
-       "transaction each"},
+       "Republish dead letters into the worker's own queue with confirms (every property and "
+       "header kept, the failure headers dropped, attempt reset); each is acked only after its "
+       "republish is confirmed. On SQLite: set the dead rows back to pending in the worker's "
+       "queue (attempts 0, due now), one transaction each"},
       {"purge", "Delete the worker's dead letters (asks for --yes)"}};
   for (const auto& [name, description] : dlq_verbs) {
     auto* verb = dlq->add_subcommand(name, description);
@@ -104,9 +104,13 @@ int main(int argc, char** argv) {
           ->transform([](std::string value) {
             return value.ends_with("/s") ? value.substr(0, value.size() - 2) : value;
           });
-      verb->add_flag("--to-queue", dlq_options.to_queue,
-                     "Deliver only to the worker's queue (not to every queue bound to the "
-                     "original exchange and routing key); always so on SQLite");
+      auto* original_route = verb->add_flag(
+          "--original-route", dlq_options.original_route,
+          "Republish to the original exchange and routing key instead: every queue bound there "
+          "gets a copy, other workers' queues included (RabbitMQ only)");
+      // The default since replays stopped reaching other workers' queues; kept for scripts.
+      static const std::string to_queue_help = "Deliver only to the worker's queue (the default)";
+      verb->add_flag("--to-queue", to_queue_help)->excludes(original_route);
     }
     if (std::string_view(name) == "purge") {
       verb->add_flag("--yes", dlq_options.yes, "Really delete");

@@ -227,6 +227,7 @@ void InMemoryTransport::publish(const transport::OutboundMessage& message) {
     copy.content_type = message.content_type;
     copy.body = message.body;
     copy.headers = message.headers;
+    copy.wire_properties = message.wire_properties;  // as a broker keeps a message's properties
     push_locked(lock, *queue, std::move(copy), Placement::back_when_room);
   }
 }

@@ -37,8 +37,10 @@ class DeadLetters {
   // True when replay() puts a letter back into the worker's own queue only (rather than into
   // every queue bound to its original exchange and routing key).
   virtual bool replays_into_worker_queue_only() const = 0;
-  // Puts `letter` back to work as `copy` (its body, content type, id and headers, the failure
-  // headers dropped; exchange and routing key the original ones), then removes the dead letter.
+  // Puts `letter` back to work as `copy` (its body, content type, id, wire properties and
+  // headers, the failure headers dropped; exchange and routing key the original ones, which the
+  // implementation replaces when it replays into the worker's queue only), then removes the dead
+  // letter.
   // Throws PublishError when it could not: the letter stays dead. Returns false, having changed
   // nothing, when the letter was no longer there (replayed or purged by someone else meanwhile).
   virtual bool replay(const DeadLetter& letter, const OutboundMessage& copy) = 0;

@@ -32,6 +32,7 @@ OutboundMessage republished_copy(const InboundMessage& original,
   copy.body = original.body;
   copy.content_type = original.content_type;
   copy.message_id = original.message_id;
+  copy.wire_properties = original.wire_properties;
   for (const auto& header : original.headers) {
     if (!drop_header(header.first))
       copy.headers.push_back(header);

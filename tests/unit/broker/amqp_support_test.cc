@@ -30,6 +30,27 @@ TEST(AttemptOf, MissingOrMalformedHeader_IsTheFirstAttempt) {
   EXPECT_EQ(attempt_of({{"x-warren-attempt", "-2"}}), 1u);
 }
 
+TEST(ShowOriginalRoute, FromTheDelayLevelsOrTheDefaultExchange_TheHandlerSeesTheFirstRoute) {
+  const transport::TextHeaders original = {{"x-warren-original-exchange", "orders"},
+                                           {"x-warren-original-routing-key", "order.created"}};
+  for (const std::string via : {"warren.delay.delivery", ""}) {
+    transport::InboundMessage message;
+    message.exchange = via;
+    message.routing_key = "livraria.emails";
+    message.headers = original;
+    show_original_route(message);
+    EXPECT_EQ(message.exchange, "orders") << "via '" << via << "'";
+    EXPECT_EQ(message.routing_key, "order.created");
+  }
+  transport::InboundMessage direct;
+  direct.exchange = "elsewhere";
+  direct.routing_key = "k";
+  direct.headers = original;
+  show_original_route(direct);
+  EXPECT_EQ(direct.exchange, "elsewhere") << "published there by someone: as it came";
+  EXPECT_EQ(direct.routing_key, "k");
+}
+
 TEST(PreconditionFailed, InequivalentArgument_NamesQueueArgumentAndBothValues) {
   const std::string text = explain_precondition_failed(
       "inequivalent arg 'x-queue-type' for queue 'livraria.emails' in vhost '/': received "

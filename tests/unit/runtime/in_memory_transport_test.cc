@@ -119,7 +119,9 @@ TEST(InMemoryTransport, Prefetch_BoundsUnsettledDeliveries) {
 
 TEST(InMemoryTransport, RetryLater_RedeliversAfterTheDelayWithTheNextAttempt) {
   InMemoryTransport transport(bookstore(), 100ms);
-  transport.publish(event("pedido.registrado", "r1"));
+  auto published = event("pedido.registrado", "r1");
+  published.wire_properties = "what a broker keeps of the message";
+  transport.publish(published);
   HoldingSink sink;
   transport.start({transport::Subscription{"emails", "livraria.emails", 1, &sink, ""}});
   ASSERT_TRUE(sink.wait_for(1));
@@ -134,6 +136,8 @@ TEST(InMemoryTransport, RetryLater_RedeliversAfterTheDelayWithTheNextAttempt) {
   auto again = sink.take(1);
   EXPECT_EQ(again->message().attempt, 2u);
   EXPECT_EQ(transport::find_header(again->message().headers, "x-warren-attempt"), "2");
+  EXPECT_EQ(again->message().wire_properties, published.wire_properties)
+      << "a retry is the message as published";
   again->settle(transport::Settlement::ack());
   transport.stop_consuming();
 }

@@ -29,7 +29,7 @@ bool drop_x_death(std::string_view name) {
   return name == "x-death";
 }
 
-TEST(RepublishedCopy, CarriesBodyTypeIdAndTheHeadersNotDropped) {
+TEST(RepublishedCopy, CarriesBodyTypeIdWirePropertiesAndTheHeadersNotDropped) {
   InboundMessage original;
   original.exchange = "orders";
   original.routing_key = "order.created";
@@ -37,12 +37,15 @@ TEST(RepublishedCopy, CarriesBodyTypeIdAndTheHeadersNotDropped) {
   original.content_type = "application/json";
   original.message_id = "m-1";
   original.headers = {{"x-death", "..."}, {"traceparent", "t"}};
+  original.wire_properties = std::string("\x01\x00opaque", 8);
 
   const OutboundMessage copy = republished_copy(original, drop_x_death);
 
   EXPECT_EQ(copy.body, "{}");
   EXPECT_EQ(copy.content_type, "application/json");
   EXPECT_EQ(copy.message_id, "m-1");
+  EXPECT_EQ(copy.wire_properties, original.wire_properties)
+      << "the properties and typed headers the transport keeps for a copy";
   EXPECT_THAT(copy.headers, ElementsAre(Pair("traceparent", "t")));
   EXPECT_EQ(copy.exchange, "") << "where the copy goes is the caller's choice";
   EXPECT_EQ(copy.routing_key, "");
