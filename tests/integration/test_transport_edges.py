@@ -21,7 +21,7 @@ from testkit_config import (broker_uri_and_password, classic_queue, cli_environm
                             quorum_queue, scripted_worker, warren_config, warren_options)
 from testkit_metrics import scrape, value
 from testkit_traffic import Tally
-from testkit_transport import BrokerUser, broker_user, memory_alarm, readyz_status
+from testkit_transport import BrokerUser, broker_user, memory_alarm, readyz_status, readyz_text
 from warren_testkit import (Broker, WarrenProcess, env, free_port, require_services, wait_until,
                             warren_cli)
 
@@ -147,6 +147,64 @@ def test_QueueDeletedAndRedeclareRefused_NotReadyUntilItCanConsumeAgain(
     ids = broker.publish_many("", queue, 10, prefix="edges-refused")
     wait_handled(record_file, ids).assert_exactly_once()
     assert_never_logged(process, edges_user.password)
+
+
+def test_ExternalQueueDeleted_TwoWorkers_OnlyItsWorkerStopsNotReadyWithReasonThenResumes(
+        broker, created, warren, record_file):
+    # Issue 19, defect 5: deleting a queue the config does not declare (created by someone else)
+    # used to stop every worker: subscribing again re-ran the whole declaration, the check of that
+    # queue failed, and the connection was dropped and refused on every reconnect. Now only its
+    # worker stops (not ready, with the reason, logged once) while the other keeps consuming on
+    # its own channel, with no redelivery; the worker resumes when the queue exists again.
+    kept, external = created.queue("edges-kept"), created.queue("edges-external")
+    broker.declare_queue(external, queue_type="quorum")
+    port = free_port()
+    endpoint = f"127.0.0.1:{port}"
+    config = warren_config(
+        queues=[quorum_queue(kept)],
+        workers=[scripted_worker("edges-kept", kept, record_file, sleep_ms=40),
+                 scripted_worker("edges-external", external, record_file)],
+        broker=FAST_RECONNECT, metrics=metrics_section(port))
+    process = warren(config, **warren_options())
+    process.wait_ready(timeout=30)
+    external_before = broker.publish_many("", external, 5, prefix="edges-external-before")
+    wait_handled(record_file, external_before)
+    # A stream of slow messages (40 ms each, prefetch 20): some are in flight, unacked, when the
+    # other worker's queue goes.
+    kept_ids = broker.publish_many("", kept, 60, prefix="edges-kept")
+    wait_until(lambda: len(set(kept_ids) & set(record_file.ids())) >= 10, 30,
+               what=lambda: Tally.of(kept_ids, record_file.ids()).summary())
+
+    broker.delete_queue(external)
+    handled_at_delete = len(set(kept_ids) & set(record_file.ids()))
+
+    kept_later = broker.publish_many("", kept, 20, prefix="edges-kept-later")
+    wait_handled(record_file, kept_ids + kept_later)
+    assert process.running(), process.describe()
+    reason = (rf"queue '{re.escape(external)}' consumed by worker 'edges-external' does not "
+              r"exist")
+    wait_until(lambda: readyz_status(endpoint) == 503 and re.search(reason, readyz_text(endpoint)),
+               15, what=lambda: f"/readyz 503 naming {external}: {readyz_text(endpoint)!r}, "
+                                f"{process.describe()}")
+    assert handled_at_delete < len(kept_ids), "the deletion landed after the stream"
+    kept_records = [r for r in record_file.records() if r.worker == "edges-kept"]
+    assert not [r.message_id for r in kept_records if r.redelivered], \
+        "the kept worker's messages were redelivered: its channel was disturbed"
+    Tally.of(kept_ids + kept_later, [r.message_id for r in kept_records]).assert_exactly_once()
+    # Checked again with backoff, but said once.
+    assert len(re.findall(reason, process.logs())) == 1, process.describe()
+
+    broker.declare_queue(external, queue_type="quorum")
+    wait_until(lambda: readyz_status(endpoint) == 200, 30,
+               what=lambda: f"/readyz 200 once {external} exists again: {readyz_text(endpoint)!r}"
+                            f", {process.describe()}")
+    process.wait_for_log(rf"consuming queue '{re.escape(external)}' again")
+    external_after = broker.publish_many("", external, 5, prefix="edges-external-after")
+    wait_handled(record_file, external_before + external_after)
+    Tally.of(external_before + external_after,
+             [r.message_id for r in record_file.records()
+              if r.worker == "edges-external"]).assert_exactly_once()
+    assert process.terminate() == 0, process.describe()
 
 
 # ---- 2. connection.blocked ----------------------------------------------------------------------

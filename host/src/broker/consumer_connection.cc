@@ -10,12 +10,9 @@
 #include "broker/channel_numbers.h"
 #include "broker/inbound_delivery.h"
 #include "observability/log.h"
-#include "transport/ids.h"
 
 namespace warren::broker {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // How long stop_consuming() and close() wait for the I/O thread to answer.
 constexpr auto kControlTimeout = std::chrono::seconds(20);
@@ -34,11 +31,11 @@ ConsumerConnection::ConsumerConnection(ConsumerOptions options, const config::Co
       metrics_(metrics),
       commands_(wakeup()),
       ledger_(subscriptions.size()) {
+  const auto retry = transport::reconnect_policy(options.reconnect_initial, options.reconnect_max);
   for (auto& subscription : subscriptions) {
-    Subscriber subscriber;
-    subscriber.queue = subscription.queue;
-    subscriber.subscription = std::move(subscription);
-    subscribers_.push_back(std::move(subscriber));
+    const config::QueueConfig* queue = config.find_queue(subscription.queue);
+    subscribers_.emplace_back(std::move(subscription), retry);
+    subscribers_.back().server_named = queue != nullptr && queue->server_named;
   }
 }
 
@@ -98,40 +95,44 @@ void ConsumerConnection::first_setup_done(const std::string& topology_error) {
   first_setup_cv_.notify_all();
 }
 
-// --- Connecting ---
-
-TopologyDeclarer::QueueNames ConsumerConnection::declare_topology(AmqpConnection& connection) {
-  std::vector<std::string> consumed;
-  for (const auto& subscriber : subscribers_)
-    consumed.push_back(subscriber.subscription.queue);
-  amqp_channel_open(connection.state(), kTopologyChannel);
-  connection.check(connection.last_reply(), "opening the topology channel");
-  auto names = topology_.declare(connection, kTopologyChannel, consumed);
-  amqp_channel_close(connection.state(), kTopologyChannel, AMQP_REPLY_SUCCESS);
-  connection.check(connection.last_reply(), "closing the topology channel");
-  return names;
+bool ConsumerConnection::first_setup_pending() {
+  std::lock_guard lock(first_setup_mutex_);
+  return !first_setup_done_;
 }
 
+// --- Connecting ---
+
 void ConsumerConnection::prepare_connection(AmqpConnection& connection) {
-  declared_ = declare_topology(connection);
+  for (auto& subscriber : subscribers_) {  // whatever a failed connect left
+    subscriber.channel_open = false;
+    subscriber.stopped();
+  }
+  // What every worker shares: a refusal here refuses the connection (retried as a whole).
+  amqp_channel_open(connection.state(), kTopologyChannel);
+  connection.check(connection.last_reply(), "opening the topology channel");
+  const auto declared = topology_.declare_shared(connection, kTopologyChannel);
+  amqp_channel_close(connection.state(), kTopologyChannel, AMQP_REPLY_SUCCESS);
+  connection.check(connection.last_reply(), "closing the topology channel");
+  // Each worker's queue: a refusal stops that worker alone (but fails the first setup).
+  prepared_.assign(subscribers_.size(), false);
+  for (std::size_t index = 0; index < subscribers_.size(); ++index)
+    prepared_[index] = prepare_queue(connection, index, declared);
 }
 
 void ConsumerConnection::on_connected() {
-  AmqpConnection& current = *connection();
+  std::size_t consuming = 0;
   for (std::size_t index = 0; index < subscribers_.size(); ++index) {
-    Subscriber& subscriber = subscribers_[index];
-    const auto it = declared_.find(subscriber.subscription.queue);
-    subscriber.queue = it != declared_.end() ? it->second : subscriber.subscription.queue;
-    amqp_channel_open(current.state(), consumer_channel(index));
-    current.check(current.last_reply(),
-                  "opening the channel of worker '" + subscriber.subscription.worker + "'");
-    subscribe(index);
+    if (prepared_[index] && try_subscribe(index))
+      ++consuming;
   }
   reset_backoff();
   if (metrics_ != nullptr)
     metrics_->broker_connected().Set(1);
-  observability::log_info("connected to " + current.endpoint().describe() + "; " +
-                          std::to_string(subscribers_.size()) + " worker(s) consuming");
+  const std::string all = std::to_string(subscribers_.size());
+  observability::log_info(
+      "connected to " + connection()->endpoint().describe() + "; " +
+      (consuming == subscribers_.size() ? all : std::to_string(consuming) + " of " + all) +
+      " worker(s) consuming");
   update_ready();
   first_setup_done("");
 }
@@ -143,34 +144,8 @@ void ConsumerConnection::on_connect_failed(const std::string& why, bool refused,
   else
     observability::log_warn(why);
   observability::log_info("reconnecting in " + std::to_string(retry_in.count()) + " ms");
+  update_ready();
   first_setup_done(refused ? why : "");
-}
-
-void ConsumerConnection::subscribe(std::size_t index) {
-  AmqpConnection& current = *connection();
-  Subscriber& subscriber = subscribers_[index];
-  const auto& subscription = subscriber.subscription;
-  const ChannelNumber channel = consumer_channel(index);
-  amqp_basic_qos(current.state(), channel, 0, subscription.prefetch, 0);
-  current.check(current.last_reply(), "setting prefetch of worker '" + subscription.worker + "'");
-  const std::string tag = "warren." + subscription.worker + "." +
-                          std::to_string(ledger_.incarnation(index)) + "." +
-                          transport::random_hex(4);
-  amqp_basic_consume(current.state(), channel, bytes_of(subscriber.queue), bytes_of(tag), 0, 0, 0,
-                     amqp_empty_table);
-  const auto reply = current.last_reply();
-  if (reply.reply_type != AMQP_RESPONSE_NORMAL) {
-    throw_declare_error(reply, "consuming queue '" + subscriber.queue + "' for worker '" +
-                                   subscription.worker + "'");
-  }
-  subscriber.consumer_tag = tag;
-}
-
-void ConsumerConnection::update_ready() {
-  bool all = connection() != nullptr && !cancelled_;
-  for (const auto& subscriber : subscribers_)
-    all = all && !subscriber.consumer_tag.empty();
-  ready_ = all;
 }
 
 // --- Losing the connection, leaving ---
@@ -179,8 +154,10 @@ void ConsumerConnection::on_connection_lost(const std::string& why) {
   const bool was_connected = connection() != nullptr;
   drop_connection();          // no close handshake: the peer may be gone
   ledger_.connection_lost();  // every delivery handed out so far is stale now
-  for (auto& subscriber : subscribers_)
-    subscriber.consumer_tag.clear();
+  for (auto& subscriber : subscribers_) {
+    subscriber.channel_open = false;
+    subscriber.stopped();
+  }
   update_ready();
   if (metrics_ != nullptr) {
     metrics_->broker_connected().Set(0);
@@ -288,7 +265,7 @@ void ConsumerConnection::flush_acks() {
 void ConsumerConnection::stop_subscribing() {
   // Decided before any I/O: a connection lost on the way must not bring consuming back.
   cancelled_ = true;
-  ready_ = false;
+  update_ready();
 }
 
 void ConsumerConnection::cancel_all() {
@@ -298,14 +275,14 @@ void ConsumerConnection::cancel_all() {
   try {
     flush_acks();
     for (std::size_t index = 0; index < subscribers_.size(); ++index) {
-      Subscriber& subscriber = subscribers_[index];
-      if (subscriber.consumer_tag.empty())
+      SubscriberState& subscriber = subscribers_[index];
+      if (!subscriber.consuming())
         continue;
       amqp_basic_cancel(connection()->state(), consumer_channel(index),
-                        bytes_of(subscriber.consumer_tag));
-      connection()->check(connection()->last_reply(), "cancelling the consumer of worker '" +
-                                                          subscriber.subscription.worker + "'");
-      subscriber.consumer_tag.clear();
+                        bytes_of(subscriber.consumer_tag()));
+      connection()->check(connection()->last_reply(),
+                          "cancelling the consumer of worker '" + subscriber.worker() + "'");
+      subscriber.stopped();
     }
   } catch (const ConnectionLost& e) {
     on_connection_lost(e.what());
@@ -321,14 +298,19 @@ void ConsumerConnection::close_gracefully() {
     amqp_connection_state_t state = connection()->state();
     // A synchronous round trip per channel: once qos-ok arrives, the channel has processed every
     // ack sent before it.
+    // Only open channels: a method on a closed one would close the connection.
     for (std::size_t index = 0; index < subscribers_.size(); ++index) {
-      amqp_basic_qos(state, consumer_channel(index), 0, subscribers_[index].subscription.prefetch,
+      if (!subscribers_[index].channel_open)
+        continue;
+      amqp_basic_qos(state, consumer_channel(index), 0, subscribers_[index].subscription().prefetch,
                      0);
       connection()->check(connection()->last_reply(), "flushing acks");
     }
     std::this_thread::sleep_for(close_grace_);  // rabbitmq-server issue 10327
-    for (std::size_t index = 0; index < subscribers_.size(); ++index)
-      amqp_channel_close(state, consumer_channel(index), AMQP_REPLY_SUCCESS);
+    for (std::size_t index = 0; index < subscribers_.size(); ++index) {
+      if (subscribers_[index].channel_open)
+        amqp_channel_close(state, consumer_channel(index), AMQP_REPLY_SUCCESS);
+    }
     close_connection();
   } catch (const ConnectionLost& e) {
     observability::log_warn(std::string("closing the consumer connection: ") + e.what());
@@ -343,7 +325,7 @@ void ConsumerConnection::close_gracefully() {
 
 void ConsumerConnection::service_connection() {
   read_frames();
-  resubscribe_cancelled();
+  retry_due_subscriptions();
 }
 
 void ConsumerConnection::on_frame(const amqp_frame_t& frame) {
@@ -368,69 +350,14 @@ void ConsumerConnection::on_frame(const amqp_frame_t& frame) {
   }
 }
 
-void ConsumerConnection::on_channel_closed(ChannelNumber channel, int /*reply_code*/,
-                                           const std::string& reply_text) {
-  // The whole connection is recovered; recovering the channel alone is issue 19.
-  const auto index = subscription_on(channel, subscribers_.size());
-  throw ConnectionLost(
-      "the broker closed channel " + std::to_string(channel) +
-      (index ? " (worker '" + subscribers_[*index].subscription.worker + "')" : std::string()) +
-      ": " + reply_text);
-}
-
 void ConsumerConnection::on_delivery(std::size_t index, const amqp_frame_t& frame) {
   const auto* deliver = static_cast<const amqp_basic_deliver_t*>(frame.payload.method.decoded);
   const std::uint64_t tag = deliver->delivery_tag;
-  Subscriber& subscriber = subscribers_[index];
+  const SubscriberState& subscriber = subscribers_[index];
   transport::InboundMessage inbound =
-      read_delivery(*connection(), frame, subscriber.subscription.queue);
+      read_delivery(*connection(), frame, subscriber.subscription().queue);
   const DeliveryToken token = ledger_.delivered(index, tag);
-  on_delivery_(token, std::move(inbound), subscriber.queue);
-}
-
-void ConsumerConnection::on_cancelled(const std::string& consumer_tag) {
-  for (auto& subscriber : subscribers_) {
-    if (subscriber.consumer_tag != consumer_tag)
-      continue;
-    subscriber.consumer_tag.clear();
-    subscriber.resubscribe_at = Clock::now();
-    observability::log(observability::LogLevel::warn,
-                       observability::LogFields::for_worker(subscriber.subscription.worker),
-                       "the broker cancelled the consumer of queue '" + subscriber.queue +
-                           "' (deleted, or a failover); subscribing again");
-  }
-  update_ready();
-}
-
-void ConsumerConnection::resubscribe_cancelled() {
-  if (cancelled_)
-    return;
-  const auto now = Clock::now();
-  bool any = false;
-  for (const auto& subscriber : subscribers_)
-    any = any || (subscriber.consumer_tag.empty() && subscriber.resubscribe_at <= now);
-  if (!any)
-    return;
-  try {
-    // Declare again (a deleted queue that the config declares comes back), then consume.
-    const auto names = declare_topology(*connection());
-    for (std::size_t index = 0; index < subscribers_.size(); ++index) {
-      Subscriber& subscriber = subscribers_[index];
-      if (!subscriber.consumer_tag.empty())
-        continue;
-      const auto it = names.find(subscriber.subscription.queue);
-      if (it != names.end())
-        subscriber.queue = it->second;
-      subscribe(index);
-      observability::log(observability::LogLevel::info,
-                         observability::LogFields::for_worker(subscriber.subscription.worker),
-                         "consuming queue '" + subscriber.queue + "' again");
-    }
-  } catch (const TopologyError& e) {
-    // The channel that failed is closed by the broker: reconnecting is the clean way back.
-    throw ConnectionLost(std::string("cannot subscribe again: ") + e.what());
-  }
-  update_ready();
+  on_delivery_(token, std::move(inbound), subscriber.queue());
 }
 
 }  // namespace warren::broker

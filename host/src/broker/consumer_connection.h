@@ -6,9 +6,17 @@
 // never covering an unsettled delivery: ack_ledger.h) and reads every available frame
 // (deliveries, broker-side cancels, channel and connection closes).
 //
-// A channel incarnation ends with its connection: a delivery carries the incarnation it came on,
-// and a settlement for an older one is dropped and counted (its delivery tag means nothing on the
-// new channel; the broker redelivers the message).
+// A channel incarnation ends with its channel (closed by the broker) or its connection: a delivery
+// carries the incarnation it came on, and a settlement for an older one is dropped and counted
+// (its delivery tag means nothing on the new channel; the broker redelivers the message).
+//
+// What happens to one worker's subscription stays with that worker (issue 19, defect 5): the
+// broker cancelling its consumer (its queue deleted), refusing its queue (an externally managed
+// queue that no longer exists: the passive declare's 404 closes only the channel it ran on) or
+// closing its channel (a consumer_timeout) stops that worker alone. It is reported not ready with
+// the reason (logged once) and tried again on a backoff of its own (subscriber_state.h), while
+// the other workers' channels, deliveries and acks are untouched. Only at start does a refused
+// queue fail start(), as a refused topology does.
 #pragma once
 
 #include <atomic>
@@ -23,6 +31,7 @@
 
 #include "broker/ack_ledger.h"
 #include "broker/io_loop.h"
+#include "broker/subscriber_state.h"
 #include "broker/topology.h"
 #include "broker/wakeup_queue.h"
 #include "observability/health.h"
@@ -63,6 +72,9 @@ class ConsumerConnection final : private IoLoop {
 
   // Connected and every subscription consuming.
   bool ready() const noexcept { return ready_.load(); }
+  // From any thread: why it is not ready, a line each (empty when ready): not connected, or, for
+  // each worker not consuming, why (its queue missing, its channel closed by the broker...).
+  std::vector<std::string> not_ready_reasons() const;
   // From any thread: whether `token`'s channel incarnation is still the current one.
   bool is_current(const DeliveryToken& token) const noexcept { return ledger_.is_current(token); }
 
@@ -76,14 +88,6 @@ class ConsumerConnection final : private IoLoop {
     SettleAction action = SettleAction::ack;
     std::shared_ptr<std::promise<void>> done;
   };
-  // One subscription's channel (index i consumes on consumer_channel(i)).
-  struct Subscriber {
-    transport::Subscription subscription;
-    std::string queue;         // the name on the broker
-    std::string consumer_tag;  // empty while not consuming
-    std::chrono::steady_clock::time_point resubscribe_at{};
-  };
-
   // IoLoop hooks.
   void service_commands() override;
   bool wants_connection() const override { return !cancelled_; }
@@ -98,21 +102,26 @@ class ConsumerConnection final : private IoLoop {
   void on_connection_lost(const std::string& why) override;
   void on_loop_exit() override;
 
-  TopologyDeclarer::QueueNames declare_topology(AmqpConnection& connection);
+  bool prepare_queue(AmqpConnection& connection, std::size_t index,
+                     const TopologyDeclarer::QueueNames& declared);
+  bool try_subscribe(std::size_t index);
   void subscribe(std::size_t index);
+  void lose_channel(std::size_t index);
+  void subscription_failed(std::size_t index, const std::string& reason);
   void apply(std::vector<Command> commands);
   void apply_one(const Command& command);
   void settle_now(const DeliveryToken& token, SettleAction action);
   void flush_acks();
   void on_delivery(std::size_t index, const amqp_frame_t& frame);
   void on_cancelled(const std::string& consumer_tag);
-  void resubscribe_cancelled();
+  void retry_due_subscriptions();
   void stop_subscribing();
   void cancel_all();
   void close_gracefully();
   void update_ready();
   void run_control(Command::Kind kind);
   void first_setup_done(const std::string& topology_error);
+  bool first_setup_pending();
 
   const std::chrono::milliseconds close_grace_;
   const TopologyDeclarer topology_;
@@ -123,10 +132,14 @@ class ConsumerConnection final : private IoLoop {
   std::atomic<bool> ready_{false};
   AckLedger ledger_;  // one channel per subscription
 
+  // Written by the I/O thread (update_ready()), read by /readyz.
+  mutable std::mutex reasons_mutex_;
+  std::vector<std::string> not_ready_reasons_{"not connected to the broker yet"};
+
   // I/O thread state.
-  std::vector<Subscriber> subscribers_;
-  TopologyDeclarer::QueueNames declared_;  // by the last prepare_connection()
-  bool cancelled_ = false;                 // stop_consuming() ran: do not subscribe again
+  std::vector<SubscriberState> subscribers_;  // index i consumes on consumer_channel(i)
+  std::vector<bool> prepared_;                // by the last prepare_connection(): queue ready
+  bool cancelled_ = false;                    // stop_consuming() ran: do not subscribe again
 
   // First setup result, for start().
   std::mutex first_setup_mutex_;

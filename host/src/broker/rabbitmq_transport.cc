@@ -95,6 +95,12 @@ bool RabbitMqTransport::ready() const noexcept {
   return consumer_ && consumer_->ready();
 }
 
+std::vector<std::string> RabbitMqTransport::not_ready_reasons() const {
+  if (!consumer_)
+    return {"not consuming yet"};
+  return consumer_->not_ready_reasons();
+}
+
 void RabbitMqTransport::publish(const transport::OutboundMessage& message) {
   publisher_->publish(message);
 }

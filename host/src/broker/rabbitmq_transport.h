@@ -32,6 +32,7 @@ class RabbitMqTransport final : public transport::Transport {
   void stop_consuming() override;
   void close() override;
   bool ready() const noexcept override;
+  std::vector<std::string> not_ready_reasons() const override;
   void publish(const transport::OutboundMessage& message) override;
 
   PublisherConnection& publisher() { return *publisher_; }

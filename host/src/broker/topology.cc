@@ -58,6 +58,15 @@ std::string catch_all_key(const config::Config& config, const std::string& excha
   return "#";
 }
 
+// The (first) worker that consumes `queue`, to name in errors.
+std::string worker_consuming(const config::Config& config, const std::string& queue) {
+  for (const auto& worker : config.workers) {
+    if (worker.queue == queue)
+      return worker.name;
+  }
+  return {};
+}
+
 }  // namespace
 
 [[noreturn]] void throw_declare_error(const amqp_rpc_reply_t& reply, const std::string& what) {
@@ -154,9 +163,9 @@ void TopologyDeclarer::check_queue_exists(AmqpConnection& connection, amqp_chann
   if (reply.reply_type == AMQP_RESPONSE_NORMAL)
     return;
   if (server_reply_code(reply) == AMQP_NOT_FOUND) {
-    throw TopologyError("queue '" + queue + "' consumed by worker '" + worker +
-                        "' does not exist, and the config does not declare it: declare it in "
-                        "[[queues]] or create it on the broker");
+    throw MissingQueue("queue '" + queue + "' consumed by worker '" + worker +
+                       "' does not exist, and the config does not declare it: declare it in "
+                       "[[queues]] or create it on the broker");
   }
   throw_declare_error(reply, "checking queue '" + queue + "'");
 }
@@ -200,6 +209,16 @@ void TopologyDeclarer::declare_delay_levels(AmqpConnection& connection,
 TopologyDeclarer::QueueNames TopologyDeclarer::declare(
     AmqpConnection& connection, amqp_channel_t channel,
     const std::vector<std::string>& consumed_queues) const {
+  QueueNames names = declare_shared(connection, channel);
+  for (const auto& queue : consumed_queues) {
+    names[queue] =
+        prepare_consumed(connection, channel, queue, worker_consuming(config_, queue), names);
+  }
+  return names;
+}
+
+TopologyDeclarer::QueueNames TopologyDeclarer::declare_shared(AmqpConnection& connection,
+                                                              amqp_channel_t channel) const {
   QueueNames names;
   for (const auto& exchange : config_.exchanges)
     declare_exchange(connection, channel, exchange);
@@ -207,10 +226,6 @@ TopologyDeclarer::QueueNames TopologyDeclarer::declare(
     names[queue.name] = declare_queue(connection, channel, queue);
   }
   for (const auto& worker : config_.workers) {
-    if (config_.find_queue(worker.queue) == nullptr) {
-      check_queue_exists(connection, channel, worker.queue, worker.name);
-      names[worker.queue] = worker.queue;
-    }
     if (!worker.dead_letter_queue.empty() && !names.contains(worker.dead_letter_queue)) {
       const config::QueueConfig* source = config_.find_queue(worker.queue);
       const std::string exchange = !worker.dead_letter_exchange.empty()
@@ -227,13 +242,23 @@ TopologyDeclarer::QueueNames TopologyDeclarer::declare(
     }
   }
   declare_delay_levels(connection, channel);
-  for (const auto& queue : consumed_queues) {
-    const auto it = names.find(queue);
-    const std::string& actual = it != names.end() ? it->second : queue;
-    bind_queue(connection, channel, actual, std::string(kDelayDeliveryExchange),
-               delay_delivery_pattern(actual), {});
-  }
   return names;
+}
+
+std::string TopologyDeclarer::prepare_consumed(AmqpConnection& connection, amqp_channel_t channel,
+                                               const std::string& queue, const std::string& worker,
+                                               const QueueNames& declared) const {
+  std::string actual = queue;
+  if (const auto it = declared.find(queue); it != declared.end()) {
+    actual = it->second;
+  } else if (const config::QueueConfig* spec = config_.find_queue(queue)) {
+    actual = declare_queue(connection, channel, *spec);
+  } else {
+    check_queue_exists(connection, channel, queue, worker);
+  }
+  bind_queue(connection, channel, actual, std::string(kDelayDeliveryExchange),
+             delay_delivery_pattern(actual), {});
+  return actual;
 }
 
 std::vector<std::string> TopologyDeclarer::describe() const {

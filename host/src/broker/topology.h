@@ -5,6 +5,10 @@
 //
 // Run at start, after every reconnect, and by `warren topology apply`. A conflict with what
 // exists is a TopologyError naming the queue or exchange, the argument and both values.
+//
+// The consuming connection declares in two parts: what every worker shares (declare_shared: a
+// refusal there stops the whole connection), then each worker's own queue (prepare_consumed: a
+// refusal, such as an externally managed queue that was deleted, stops that worker alone).
 #pragma once
 
 #include <amqp.h>
@@ -14,6 +18,7 @@
 #include <vector>
 
 #include "broker/amqp_connection.h"
+#include "broker/amqp_errors.h"
 #include "config/config.h"
 
 namespace warren::broker {
@@ -25,10 +30,25 @@ class TopologyDeclarer {
   // Config queue name -> the name on the broker (differs only for server-named queues).
   using QueueNames = std::map<std::string, std::string>;
 
-  // Everything, on `channel` (opened by the caller). Throws TopologyError or ConnectionLost.
-  // `consumed_queues`: the queues workers consume (each gets its delay-delivery binding).
+  // Everything, on `channel` (opened by the caller): declare_shared(), then prepare_consumed()
+  // for each of `consumed_queues` (the queues workers consume). Throws TopologyError (MissingQueue
+  // for a consumed queue that neither exists nor is declared) or ConnectionLost.
   QueueNames declare(AmqpConnection& connection, amqp_channel_t channel,
                      const std::vector<std::string>& consumed_queues) const;
+
+  // Exchanges, the config's queues and bindings, the workers' dead-letter queues, the delay
+  // levels. Throws TopologyError or ConnectionLost.
+  QueueNames declare_shared(AmqpConnection& connection, amqp_channel_t channel) const;
+
+  // Makes the queue `queue` ready for `worker` to consume, and returns its name on the broker: a
+  // queue the config declares is declared (again: a deleted one comes back) unless `declared`
+  // (what declare_shared() returned on this connection) already names it; any other queue is
+  // checked with a passive declare, MissingQueue when it does not exist. Then its binding to the
+  // delay levels' delivery exchange. Throws TopologyError or ConnectionLost; a TopologyError
+  // means the broker closed `channel` (or the connection).
+  std::string prepare_consumed(AmqpConnection& connection, amqp_channel_t channel,
+                               const std::string& queue, const std::string& worker,
+                               const QueueNames& declared) const;
 
   // A human summary of what declare() would do (for `warren topology apply --dry-run`).
   std::vector<std::string> describe() const;
@@ -43,6 +63,13 @@ class TopologyDeclarer {
                           const std::string& queue, const std::string& worker) const;
 
   const config::Config& config_;
+};
+
+// A worker's queue that the config does not declare is not on the broker (never created, or
+// deleted by whoever manages it).
+class MissingQueue : public TopologyError {
+ public:
+  using TopologyError::TopologyError;
 };
 
 // The x-arguments a [[queues]] entry stands for (x-queue-type, dead-lettering, delivery limit,

@@ -43,6 +43,7 @@ int run_command(const ConfigOptions& options) {
   observability::Health health;
   runtime::Host host(*config, metrics, &health);
   health.set_readiness_probe([&host] { return host.ready(); });
+  health.set_not_ready_reasons([&host] { return host.not_ready_reasons(); });
 
   // /metrics, /healthz, /readyz: up before the plugins load, so probes see "not ready" meanwhile.
   std::optional<observability::MetricsServer> metrics_server;

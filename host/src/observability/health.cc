@@ -41,6 +41,11 @@ void Health::set_readiness_probe(std::function<bool()> probe) {
   readiness_probe_ = std::move(probe);
 }
 
+void Health::set_not_ready_reasons(std::function<std::vector<std::string>()> reasons) {
+  std::lock_guard lock(mutex_);
+  not_ready_reasons_ = std::move(reasons);
+}
+
 bool Health::ready() const {
   std::function<bool()> probe;
   {
@@ -48,6 +53,21 @@ bool Health::ready() const {
     probe = readiness_probe_;
   }
   return probe ? probe() : false;
+}
+
+Health::Readiness Health::readiness() const {
+  std::function<bool()> probe;
+  std::function<std::vector<std::string>()> reasons;
+  {
+    std::lock_guard lock(mutex_);
+    probe = readiness_probe_;
+    reasons = not_ready_reasons_;
+  }
+  Readiness result;
+  result.ready = probe ? probe() : false;
+  if (!result.ready && reasons)
+    result.reasons = reasons();
+  return result;
 }
 
 }  // namespace warren::observability

@@ -2,7 +2,8 @@
 //
 // Liveness: every registered loop (broker I/O threads, dispatcher threads, outbox relays) ticks;
 // the process is alive while each ticked within its allowance. A hung loop turns it false.
-// Readiness: a probe supplied by the host (connected, every worker subscribed, not stopping).
+// Readiness: a probe supplied by the host (connected, every worker subscribed, not stopping),
+// and, when not ready, why (a line each: "queue 'q' consumed by worker 'w' does not exist...").
 #pragma once
 
 #include <atomic>
@@ -46,12 +47,21 @@ class Health {
   Liveness liveness() const;
 
   void set_readiness_probe(std::function<bool()> probe);
+  // Asked only when the probe says not ready.
+  void set_not_ready_reasons(std::function<std::vector<std::string>()> reasons);
   bool ready() const;
+
+  struct Readiness {
+    bool ready = false;
+    std::vector<std::string> reasons;  // when not ready; may be empty
+  };
+  Readiness readiness() const;
 
  private:
   mutable std::mutex mutex_;
   std::vector<std::shared_ptr<LoopHeartbeat>> loops_;
   std::function<bool()> readiness_probe_;
+  std::function<std::vector<std::string>()> not_ready_reasons_;
 };
 
 }  // namespace warren::observability

@@ -242,9 +242,13 @@ MetricsServer::Response MetricsServer::respond(std::string_view method, std::str
       body += " " + name;
     return {503, kTextContentType, body + "\n", {}};
   }
-  if (health_.ready())
+  const Health::Readiness readiness = health_.readiness();
+  if (readiness.ready)
     return {200, kTextContentType, "ready\n", {}};
-  return {503, kTextContentType, "not ready\n", {}};
+  std::string body = "not ready\n";
+  for (const auto& reason : readiness.reasons)
+    body += reason + "\n";
+  return {503, kTextContentType, body, {}};
 }
 
 int MetricsServer::handle_request(mg_connection* connection, void* server) noexcept {

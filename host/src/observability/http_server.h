@@ -3,14 +3,16 @@
 //   GET /metrics  200, Prometheus text format 0.0.4: Metrics::serialize()
 //   GET /healthz  200 "ok" while every registered loop ticks (liveness); 503 naming the
 //                 stalled loops
-//   GET /readyz   200 "ready" when the readiness probe says so; 503 "not ready"
+//   GET /readyz   200 "ready" when the readiness probe says so; 503 "not ready", then why, a
+//                 line each (not connected; a worker's queue missing, with its name)
 // HEAD is answered like GET without a body; other methods get 405, other paths 404.
 //
 // Authentication: when a user is set, /metrics needs HTTP Basic credentials (401 with a
 // WWW-Authenticate challenge otherwise). /healthz and /readyz stay open on purpose: kubelet probes
-// cannot easily send credentials, and they reveal only up/down. Basic credentials cross the
-// network in clear text, so listen on loopback or a private network (or behind a TLS proxy);
-// a non-loopback address logs a warning at start.
+// cannot easily send credentials, and they reveal only up/down, and why a worker does not
+// consume (names of workers and queues, never message data or credentials). Basic credentials cross
+// the network in clear text, so listen on loopback or a private network (or behind a TLS proxy); a
+// non-loopback address logs a warning at start.
 //
 // Debian's civetweb 1.15 is built without IPv6: "[::1]:9464" is refused at config load (the CLI
 // passes supports_ipv6() to the loader, so `warren check` says so) and again here at start.

@@ -66,6 +66,13 @@ bool Host::ready() const noexcept {
   return running_.load() && transport != nullptr && transport->ready();
 }
 
+std::vector<std::string> Host::not_ready_reasons() const {
+  transport::Transport* transport = transport_.load();
+  if (!running_.load() || transport == nullptr)
+    return {"not running: starting or stopping"};
+  return transport->not_ready_reasons();
+}
+
 bool Host::run(transport::Transport& transport, ShutdownSignal& shutdown,
                const std::function<void()>& on_started) {
   transport_ = &transport;

@@ -59,6 +59,8 @@ class Host {
 
   // Readiness as /readyz reports it: started, not stopping, and the transport is ready.
   bool ready() const noexcept;
+  // Why not, a line each (empty when ready).
+  std::vector<std::string> not_ready_reasons() const;
 
  private:
   struct Worker;

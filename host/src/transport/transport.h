@@ -90,6 +90,9 @@ class Transport : public Publisher {
   virtual void close() = 0;
   // Connected and every subscription is consuming.
   virtual bool ready() const noexcept = 0;
+  // Why it is not ready, a line each for /readyz (a worker whose queue is missing, say); empty
+  // when ready or when the transport cannot say more than ready().
+  virtual std::vector<std::string> not_ready_reasons() const { return {}; }
 };
 
 }  // namespace warren::transport

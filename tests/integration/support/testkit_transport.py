@@ -30,6 +30,15 @@ def readyz_status(endpoint: str) -> Optional[int]:
         return None
 
 
+def readyz_text(endpoint: str) -> str:
+    """The body of http://ENDPOINT/readyz (the reasons when not ready), or "" while nothing
+    answers."""
+    try:
+        return requests.get(f"http://{endpoint}/readyz", timeout=2).text
+    except requests.RequestException:
+        return ""
+
+
 # -- a broker user of the test's own ---------------------------------------------------------------
 @dataclass
 class BrokerUser:

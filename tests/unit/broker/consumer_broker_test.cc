@@ -66,6 +66,11 @@ class QueueProbe {
     return now;
   }
 
+  void delete_queue() {
+    amqp_queue_delete(connection_->state(), 1, bytes_of(queue_), 0, 0);
+    connection_->check(connection_->last_reply(), "deleting the queue");
+  }
+
   void declare_classic() {
     amqp_queue_declare(connection_->state(), 1, bytes_of(queue_), 0, 0, 0, 0, amqp_empty_table);
     connection_->check(connection_->last_reply(), "declaring the queue");
@@ -244,6 +249,73 @@ TEST(ConsumerOnBroker, QueueExistsWithAnotherType_StartFailsWithTheTopologyError
     EXPECT_NE(std::string(e.what()).find(fixture.queue), std::string::npos) << e.what();
   }
   EXPECT_FALSE(consumer->ready());
+}
+
+// Issue 19, defect 5: a queue the config does not declare (managed elsewhere) is deleted while two
+// workers consume. Its worker alone stops, not ready with the reason; the other keeps its channel
+// (a delivery it holds unacked stays current and its ack is taken), and the stopped worker
+// consumes again once the queue is back.
+TEST(ConsumerOnBroker, ExternalQueueDeleted_OnlyItsWorkerStopsWithTheReasonAndResumesWhenItIsBack) {
+  TEST_BROKER_OR_SKIP(endpoints);
+  Fixture fixture(*endpoints);  // `fixture.queue`: declared by the config
+  const std::string external = "warren.unit.external." + transport::random_hex(6);
+  QueueProbe external_probe(endpoints->front(), external);
+  external_probe.declare_classic();
+
+  Inbox inbox;
+  ConsumerOptions options;
+  options.endpoints = *endpoints;
+  options.connection = connection_options();
+  options.reconnect_initial = 50ms;
+  options.reconnect_max = 200ms;
+  transport::Subscription kept;
+  kept.worker = "kept";
+  kept.queue = fixture.queue;
+  transport::Subscription gone;
+  gone.worker = "gone";
+  gone.queue = external;
+  config::WorkerConfig kept_worker;
+  kept_worker.name = "kept";
+  kept_worker.queue = fixture.queue;
+  config::WorkerConfig gone_worker;
+  gone_worker.name = "gone";
+  gone_worker.queue = external;
+  fixture.config.workers = {kept_worker, gone_worker};
+  ConsumerConnection consumer(std::move(options), fixture.config,
+                              std::vector<transport::Subscription>{kept, gone}, inbox.callback(),
+                              nullptr, nullptr);
+  consumer.start();
+  ASSERT_TRUE(consumer.ready());
+  fixture.publish({"held"});
+  const auto held = inbox.wait_for(1);
+  ASSERT_EQ(held.size(), 1U);
+
+  external_probe.delete_queue();
+
+  ASSERT_TRUE(::warren::test_support::eventually(
+      [&] {
+        const auto reasons = consumer.not_ready_reasons();
+        return !consumer.ready() && reasons.size() == 1 &&
+               reasons[0].find("queue '" + external +
+                               "' consumed by worker 'gone' does not exist") != std::string::npos;
+      },
+      kPatience, 10ms));
+  EXPECT_TRUE(consumer.is_current(held[0].token)) << "the other worker's channel was disturbed";
+  consumer.settle(held[0].token, SettleAction::ack);
+  fixture.publish({"after"});
+  const auto after = inbox.wait_for(2);
+  ASSERT_EQ(after.size(), 2U);
+  EXPECT_EQ(after[1].message.body, "after");
+  EXPECT_FALSE(after[1].message.redelivered);
+  consumer.settle(after[1].token, SettleAction::ack);
+
+  external_probe.declare_classic();
+  ASSERT_TRUE(
+      ::warren::test_support::eventually([&] { return consumer.ready(); }, kPatience, 10ms));
+  EXPECT_TRUE(consumer.not_ready_reasons().empty());
+  consumer.close();
+  EXPECT_EQ(fixture.probe.wait_for_ready_messages(0), 0U) << "both acks were taken";
+  EXPECT_EQ(inbox.size(), 2U);
 }
 
 }  // namespace

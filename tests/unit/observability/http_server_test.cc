@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <string>
 #include <vector>
 
 #include "eventually.h"
@@ -153,6 +154,29 @@ TEST_F(MetricsServerTest, Readyz_FollowsTheReadinessProbe) {
   EXPECT_EQ(after.status, 200);
   EXPECT_EQ(after.body, "ready\n");
   EXPECT_EQ(stopping.status, 503);
+}
+
+TEST_F(MetricsServerTest, Readyz_NotReady_SaysWhyALineEach) {
+  std::atomic<bool> ready{false};
+  health_.set_readiness_probe([&ready] { return ready.load(); });
+  health_.set_not_ready_reasons([] {
+    return std::vector<std::string>{
+        "queue 'orders' consumed by worker 'billing' does not exist",
+        "the broker closed the channel of worker 'audit' on queue 'audit'"};
+  });
+  start();
+
+  const auto not_ready = http_get(port(), "/readyz");
+  ready = true;
+  const auto now_ready = http_get(port(), "/readyz");
+
+  EXPECT_EQ(not_ready.status, 503);
+  EXPECT_EQ(not_ready.body,
+            "not ready\n"
+            "queue 'orders' consumed by worker 'billing' does not exist\n"
+            "the broker closed the channel of worker 'audit' on queue 'audit'\n");
+  EXPECT_EQ(now_ready.status, 200);
+  EXPECT_EQ(now_ready.body, "ready\n");
 }
 
 TEST_F(MetricsServerTest, Readyz_NoProbeSet_IsNotReady) {
