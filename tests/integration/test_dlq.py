@@ -449,3 +449,80 @@ def test_DlqReplay_OriginalRoute_GoesToEveryQueueBoundThere_TheDefaultOnlyToTheW
     assert f"-> {exchange} / order.created\n" in original_route.stdout, output(original_route)
     assert [m.message_id for m in broker.drain(work, expect=1)] == ["letter-2"]
     assert [m.message_id for m in broker.drain(bystander, expect=1)] == ["letter-2"]
+
+
+# ---- browsing spends nothing (issue 19 item 8) ---------------------------------------------------
+
+def standalone_config(tmp_path, work_queue: str) -> str:
+    """A config with worker "w" on WORK_QUEUE and nothing else: the dlq verbs read --queue."""
+    config = tmp_path / "warren.toml"
+    config.write_text(textwrap.dedent(f"""\
+        [broker]
+        uri = "{env("WARREN_TEST_AMQP_URI")}"
+
+        [[workers]]
+        name = "w"
+        plugin = "scripted"
+        queue = "{work_queue}"
+        """))
+    return str(config)
+
+
+def letter_headers() -> Dict[str, str]:
+    return {"x-warren-worker": "w", "x-warren-error": "boom",
+            "x-warren-original-exchange": "orders", "x-warren-original-routing-key": "order.created"}
+
+
+def test_DlqPeek_ThreeTimesOnAQuorumQueueWithDeliveryLimit2_TheLetterIsStillThere(
+        broker, created, tmp_path):
+    require_services("rabbitmq", "warren")
+    dead = created.queue("dlq-limit-dead")
+    broker.declare_queue(dead, queue_type="quorum")
+    policy = f"warren-test-{dead}"
+    broker.rabbitmqctl("set_policy", "--apply-to", "queues", policy, f"^{dead}$",
+                       '{"delivery-limit": 2}')
+    try:
+        [letter] = [broker.publish("", dead, "{}", message_id="the-letter",
+                                   headers=letter_headers())]
+        config = standalone_config(tmp_path, created.queue("dlq-limit-work"))
+        for _ in range(3):
+            peek = warren_cli("dlq", "peek", "-c", config, "--worker", "w", "--queue", dead,
+                              timeout=60)
+            assert peek.returncode == 0, output(peek)
+            assert "message the-letter" in peek.stdout, output(peek)
+            assert "1 shown" in peek.stdout, output(peek)
+
+        listing = warren_cli("dlq", "list", "-c", config, "--worker", "w", "--queue", dead,
+                             timeout=60)
+        assert listing.returncode == 0, output(listing)
+        assert f"{dead}: 1 dead letter(s) of worker 'w'" in listing.stdout, output(listing)
+        [kept] = broker.drain(dead, expect=1)
+        assert kept.message_id == letter and kept.headers["x-warren-error"] in ("boom", b"boom")
+    finally:
+        broker.rabbitmqctl("clear_policy", policy)
+
+
+def test_DlqPeek_Limit3OfFiveHundredLetters_ReadsOnlyThree(broker, created, tmp_path):
+    """A letter the tool read is moved to the tail of the queue (a confirmed copy, then the
+    original acked) rather than handed back: the queue's order afterwards tells how many were
+    read, and no letter comes back redelivered."""
+    require_services("rabbitmq", "warren")
+    dead = created.queue("dlq-bounded-dead")
+    broker.declare_queue(dead, queue_type="quorum")
+    ids = broker.publish_many("", dead, 500, prefix="letter", headers=letter_headers(),
+                              body=b"x" * 1000)
+    config = standalone_config(tmp_path, created.queue("dlq-bounded-work"))
+
+    peek = warren_cli("dlq", "peek", "-c", config, "--worker", "w", "--queue", dead,
+                      "--limit", "3", timeout=60)
+
+    assert peek.returncode == 0, output(peek)
+    shown = [line for line in peek.stdout.splitlines() if line.startswith("message ")]
+    assert shown == [f"message {i}" for i in ids[:3]], output(peek)
+    after = broker.drain(dead, expect=500)
+    # A quorum queue counts every return in x-delivery-count (3.10 shows 0 before the first).
+    redelivered = [m.message_id for m in after
+                   if m.redelivered or m.headers.get("x-delivery-count", 0) > 0]
+    assert redelivered == [], f"{len(redelivered)} letters were handed back: {redelivered[:5]}"
+    assert [m.message_id for m in after] == ids[3:] + ids[:3], \
+        "not exactly the three shown were read (moved to the tail)"

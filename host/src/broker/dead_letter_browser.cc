@@ -61,47 +61,42 @@ DeadLetterBrowser::~DeadLetterBrowser() {
   connection_->close();
 }
 
-std::vector<DeadLetter> DeadLetterBrowser::fetch(std::size_t max, std::chrono::milliseconds idle) {
-  std::vector<DeadLetter> letters;
-  if (max == 0 || message_count_ == 0)
-    return letters;
-  const std::size_t wanted = std::min<std::uint64_t>(max, message_count_);
+std::optional<DeadLetter> DeadLetterBrowser::next() {
+  if (read_ >= message_count_)
+    return std::nullopt;
   amqp_connection_state_t state = connection_->state();
-  if (!consuming_) {
-    // The browser holds what it reads unacked, so the broker must be allowed to send all of it
-    // (0: no limit, beyond what a prefetch count can say).
-    const auto prefetch = static_cast<std::uint16_t>(wanted > 65535 ? 0 : wanted);
-    amqp_basic_qos(state, kChannel, 0, prefetch, 0);
-    connection_->check(connection_->last_reply(), "basic.qos");
-    amqp_basic_consume(state, kChannel, bytes_of(queue_), amqp_empty_bytes, 0, 0, 0,
-                       amqp_empty_table);
-    connection_->check(connection_->last_reply(), "consuming '" + queue_ + "'");
-    consuming_ = true;
+  amqp_maybe_release_buffers(state);
+  const amqp_rpc_reply_t reply = amqp_basic_get(state, kChannel, bytes_of(queue_), 0);
+  connection_->check(reply, "reading '" + queue_ + "'");
+  if (reply.reply.id != AMQP_BASIC_GET_OK_METHOD)
+    return std::nullopt;  // basic.get-empty: fewer than counted (someone else took some)
+  const auto* ok = static_cast<const amqp_basic_get_ok_t*>(reply.reply.decoded);
+  DeadLetter letter;
+  letter.tag = ok->delivery_tag;
+  auto& message = letter.message;
+  message.queue = queue_;
+  message.exchange = string_of(ok->exchange);
+  message.routing_key = string_of(ok->routing_key);
+  message.redelivered = ok->redelivered != 0;
+  amqp_message_t content{};
+  const amqp_rpc_reply_t read = amqp_read_message(state, kChannel, &content, 0);
+  if (read.reply_type != AMQP_RESPONSE_NORMAL) {
+    throw ConnectionLost("reading '" + queue_ + "': " + reply_text(read));
   }
-  while (letters.size() < wanted) {
-    amqp_maybe_release_buffers(state);
-    timeval timeout{static_cast<time_t>(idle.count() / 1000),
-                    static_cast<suseconds_t>((idle.count() % 1000) * 1000)};
-    amqp_envelope_t envelope{};
-    const amqp_rpc_reply_t reply = amqp_consume_message(state, &envelope, &timeout, 0);
-    if (reply.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
-        reply.library_error == AMQP_STATUS_TIMEOUT) {
+  take_properties(message, content.properties);
+  message.body = string_of(content.body);
+  amqp_destroy_message(&content);
+  ++read_;
+  return letter;
+}
+
+std::vector<DeadLetter> DeadLetterBrowser::fetch(std::size_t max) {
+  std::vector<DeadLetter> letters;
+  while (letters.size() < max) {
+    auto letter = next();
+    if (!letter)
       break;
-    }
-    if (reply.reply_type != AMQP_RESPONSE_NORMAL) {
-      throw ConnectionLost("reading '" + queue_ + "': " + reply_text(reply));
-    }
-    DeadLetter letter;
-    letter.tag = envelope.delivery_tag;
-    auto& message = letter.message;
-    message.queue = queue_;
-    message.exchange = string_of(envelope.exchange);
-    message.routing_key = string_of(envelope.routing_key);
-    message.redelivered = envelope.redelivered != 0;
-    take_properties(message, envelope.message.properties);
-    message.body = string_of(envelope.message.body);
-    amqp_destroy_envelope(&envelope);
-    letters.push_back(std::move(letter));
+    letters.push_back(std::move(*letter));
   }
   return letters;
 }

@@ -1,16 +1,11 @@
 // See rabbitmq_dead_letters.h.
 #include "broker/rabbitmq_dead_letters.h"
 
-#include <chrono>
-
 #include "broker/rabbitmq_transport.h"
 #include "broker/wire_properties.h"
 
 namespace warren::broker {
 namespace {
-
-// How long a fetch waits for the next letter before it takes what it has.
-constexpr auto kIdle = std::chrono::seconds(2);
 
 std::string header_or(const transport::InboundMessage& message, std::string_view name,
                       std::string fallback) {
@@ -44,33 +39,47 @@ std::string RabbitMqDeadLetters::census() const {
   return std::to_string(browser_.message_count()) + " message(s) in the queue";
 }
 
-std::vector<transport::DeadLetter> RabbitMqDeadLetters::fetch() {
-  std::vector<transport::DeadLetter> letters;
-  for (auto& fetched : browser_.fetch(browser_.message_count(), kIdle)) {
-    transport::DeadLetter letter;
-    letter.handle = fetched.tag;
-    letter.message = std::move(fetched.message);
-    const auto& message = letter.message;
-    letter.error = error_of(message);
-    letter.original_exchange =
-        header_or(message, "x-warren-original-exchange",
-                  header_or(message, "x-first-death-exchange", message.exchange));
-    letter.original_routing_key =
-        header_or(message, "x-warren-original-routing-key", message.routing_key);
-    letters.push_back(std::move(letter));
+std::optional<transport::DeadLetter> RabbitMqDeadLetters::next() {
+  auto fetched = browser_.next();
+  if (!fetched)
+    return std::nullopt;
+  transport::DeadLetter letter;
+  letter.handle = fetched->tag;
+  letter.message = std::move(fetched->message);
+  const auto& message = letter.message;
+  letter.error = error_of(message);
+  letter.original_exchange =
+      header_or(message, "x-warren-original-exchange",
+                header_or(message, "x-first-death-exchange", message.exchange));
+  letter.original_routing_key =
+      header_or(message, "x-warren-original-routing-key", message.routing_key);
+  return letter;
+}
+
+PublisherConnection& RabbitMqDeadLetters::publisher() {
+  if (!publisher_) {
+    PublisherOptions options;
+    options.endpoints = resolve_endpoints(config_.broker);
+    options.connection = connection_options(config_.broker, "dlq", config_.host.name);
+    options.publish_timeout = config_.broker.publish_timeout;
+    publisher_ = std::make_unique<PublisherConnection>(std::move(options), nullptr, nullptr);
   }
-  return letters;
+  return *publisher_;
+}
+
+void RabbitMqDeadLetters::keep(const transport::DeadLetter& letter) {
+  // The letter as it is, expiration included (a dead letter has none unless its publisher put
+  // it there); only the broker's count of its deliveries goes, the copy is delivered afresh.
+  transport::OutboundMessage copy = transport::republished_copy(
+      letter.message, [](std::string_view name) { return name == "x-delivery-count"; });
+  copy.exchange.clear();  // the default exchange: into this queue and no other
+  copy.routing_key = queue_;
+  publisher().publish(copy);
+  browser_.ack(letter.handle);
 }
 
 bool RabbitMqDeadLetters::replay(const transport::DeadLetter& letter,
                                  const transport::OutboundMessage& copy) {
-  if (!publisher_) {
-    PublisherOptions options;
-    options.endpoints = resolve_endpoints(config_.broker);
-    options.connection = connection_options(config_.broker, "dlq replay", config_.host.name);
-    options.publish_timeout = config_.broker.publish_timeout;
-    publisher_ = std::make_unique<PublisherConnection>(std::move(options), nullptr, nullptr);
-  }
   transport::OutboundMessage out = copy;
   restore_expiration(out, letter.message);
   if (to_worker_queue_) {
@@ -83,7 +92,7 @@ bool RabbitMqDeadLetters::replay(const transport::DeadLetter& letter,
     transport::set_header(out.headers, "x-warren-original-routing-key",
                           letter.original_routing_key);
   }
-  publisher_->publish(out);
+  publisher().publish(out);
   browser_.ack(letter.handle);
   return true;
 }

@@ -19,6 +19,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "broker/amqp_table.h"
@@ -120,35 +121,67 @@ bool matches(const transport::InboundMessage& message, const std::vector<std::st
   return true;
 }
 
-// The worker's letters that pass --where, at most --limit of them (0: all).
-std::vector<DeadLetter> chosen(DeadLetters& letters, const config::WorkerConfig& worker,
-                               const DlqOptions& options, std::size_t default_limit) {
+// What a verb did with a letter handed to it.
+enum class Handled {
+  left,     // nothing: the letter stays dead (kept)
+  settled,  // replayed or removed (or found gone meanwhile)
+  stop,     // could not be handled: stop reading (the letter is kept if it can be)
+};
+
+// Reads the letters one at a time and hands the worker's letters that pass --where to `handle`,
+// oldest first, until --limit of them (0: all) were handed. Every letter read and not settled is
+// kept (left dead, as it was: DeadLetters::keep), the ones of other workers and those --where
+// passes over included. Nothing is read beyond the limit, and no more than one letter is held
+// at a time (a purge holds a chunk): `peek --limit 3` reads three letters (plus the ones it
+// skips), not the queue.
+// Returns how many were handed, or nullopt when `handle` said stop.
+template <typename Handle>
+std::optional<std::size_t> for_each_chosen(DeadLetters& letters, const config::WorkerConfig& worker,
+                                           const DlqOptions& options, std::size_t default_limit,
+                                           Handle handle) {
   const std::size_t limit = options.limit > 0 ? options.limit : default_limit;
-  std::vector<DeadLetter> result;
-  for (auto& letter : letters.fetch()) {
-    if (limit > 0 && result.size() >= limit)
+  std::size_t handed = 0;
+  while (limit == 0 || handed < limit) {
+    std::optional<DeadLetter> letter = letters.next();
+    if (!letter)
       break;
-    if (belongs_to(letter.message, worker) && matches(letter.message, options.where)) {
-      result.push_back(std::move(letter));
+    if (!belongs_to(letter->message, worker) || !matches(letter->message, options.where)) {
+      letters.keep(*letter);
+      continue;
+    }
+    ++handed;
+    switch (handle(*letter)) {
+      case Handled::left:
+        letters.keep(*letter);
+        break;
+      case Handled::settled:
+        break;
+      case Handled::stop:
+        try {
+          letters.keep(*letter);
+        } catch (const transport::TransportError&) {
+          // Not kept: it goes back to the queue when the tool closes.
+        }
+        return std::nullopt;
     }
   }
-  return result;
+  return handed;
 }
 
 int list(DeadLetters& letters, const config::WorkerConfig& worker, const DlqOptions& options) {
-  const auto selected = chosen(letters, worker, options, 0);
   std::map<std::string, std::size_t> by_error;
   std::map<std::string, std::size_t> by_routing_key;
-  for (const auto& letter : selected) {
+  const auto counted = for_each_chosen(letters, worker, options, 0, [&](const DeadLetter& letter) {
     ++by_error[terminal_safe(letter.error)];
     std::string key = terminal_safe(letter.original_exchange);
     key += " / ";
     key += terminal_safe(letter.original_routing_key);
     ++by_routing_key[key];
-  }
-  std::cout << letters.queue() << ": " << selected.size() << " dead letter(s) of worker '"
+    return Handled::left;
+  });
+  std::cout << letters.queue() << ": " << counted.value_or(0) << " dead letter(s) of worker '"
             << worker.name << "' (" << letters.census() << ")\n";
-  if (selected.empty())
+  if (by_error.empty())
     return kExitOk;
   std::cout << "\nby error:\n";
   for (const auto& [error, count] : by_error)
@@ -160,8 +193,7 @@ int list(DeadLetters& letters, const config::WorkerConfig& worker, const DlqOpti
 }
 
 int peek(DeadLetters& letters, const config::WorkerConfig& worker, const DlqOptions& options) {
-  const auto selected = chosen(letters, worker, options, 10);
-  for (const auto& letter : selected) {
+  const auto shown = for_each_chosen(letters, worker, options, 10, [&](const DeadLetter& letter) {
     const auto& message = letter.message;
     std::cout << "message "
               << (message.message_id.empty() ? "(no id)" : terminal_safe(message.message_id))
@@ -177,8 +209,9 @@ int peek(DeadLetters& letters, const config::WorkerConfig& worker, const DlqOpti
     if (!message.content_type.empty())
       std::cout << "  content-type: " << terminal_safe(message.content_type) << "\n";
     std::cout << "  body: " << preview(message.body) << "\n\n";
-  }
-  std::cout << selected.size() << " shown (messages stay in " << letters.queue() << ")\n";
+    return Handled::left;
+  });
+  std::cout << shown.value_or(0) << " shown (messages stay in " << letters.queue() << ")\n";
   return kExitOk;
 }
 
@@ -188,21 +221,21 @@ const char* where_to(const DeadLetters& letters) {
 }
 
 int replay(DeadLetters& letters, const config::WorkerConfig& worker, const DlqOptions& options) {
-  const auto selected = chosen(letters, worker, options, 0);
   if (options.dry_run) {
-    for (const auto& letter : selected) {
+    const auto would = for_each_chosen(letters, worker, options, 0, [&](const DeadLetter& letter) {
       std::cout << "would move " << terminal_safe(letter.message.message_id) << " -> "
                 << terminal_safe(letter.original_exchange) << " / "
                 << terminal_safe(letter.original_routing_key) << where_to(letters) << "\n";
-    }
-    std::cout << selected.size() << " message(s) would be replayed (dry run: nothing moved)\n";
+      return Handled::left;
+    });
+    std::cout << would.value_or(0) << " message(s) would be replayed (dry run: nothing moved)\n";
     return kExitOk;
   }
   const auto pause = options.rate > 0 ? std::chrono::duration<double>(1.0 / options.rate)
                                       : std::chrono::duration<double>(0);
   auto next = std::chrono::steady_clock::now();
   std::size_t moved = 0;
-  for (const auto& letter : selected) {
+  const auto handed = for_each_chosen(letters, worker, options, 0, [&](const DeadLetter& letter) {
     const auto& message = letter.message;
     transport::OutboundMessage out = transport::republished_copy(message, is_failure_header);
     out.headers.emplace_back("x-warren-replay-count", std::to_string(replay_count(message) + 1));
@@ -216,22 +249,29 @@ int replay(DeadLetters& letters, const config::WorkerConfig& worker, const DlqOp
       if (!letters.replay(letter, out)) {
         std::cout << "skipped " << terminal_safe(message.message_id)
                   << ": no longer a dead letter (replayed or purged meanwhile)\n";
-        continue;
+        return Handled::settled;
       }
     } catch (const transport::PublishError& error) {
       std::cerr << "stopped: " << terminal_safe(message.message_id)
                 << " could not be replayed: " << error.what() << "\n"
                 << moved << " message(s) replayed; the rest stay in " << letters.queue() << "\n";
-      return kExitRuntimeFailure;
+      return Handled::stop;
     }
     ++moved;
     std::cout << "moved " << terminal_safe(message.message_id) << " -> "
               << terminal_safe(letter.original_exchange) << " / "
               << terminal_safe(letter.original_routing_key) << where_to(letters) << "\n";
-  }
+    return Handled::settled;
+  });
+  if (!handed)
+    return kExitRuntimeFailure;
   std::cout << moved << " message(s) replayed from " << letters.queue() << "\n";
   return kExitOk;
 }
+
+// Letters a purge holds before it deletes them together (the SQLite queue deletes them in one
+// transaction; RabbitMQ holds them unacked meanwhile).
+constexpr std::size_t kPurgeChunk = 500;
 
 int purge(DeadLetters& letters, const config::WorkerConfig& worker, const DlqOptions& options) {
   if (!options.yes) {
@@ -239,12 +279,23 @@ int purge(DeadLetters& letters, const config::WorkerConfig& worker, const DlqOpt
                  "first)\n";
     return kExitBadUsageOrConfig;
   }
-  const auto selected = chosen(letters, worker, options, 0);
   if (options.dry_run) {
-    std::cout << selected.size() << " message(s) would be deleted (dry run)\n";
+    const auto would = for_each_chosen(letters, worker, options, 0,
+                                       [](const DeadLetter&) { return Handled::left; });
+    std::cout << would.value_or(0) << " message(s) would be deleted (dry run)\n";
     return kExitOk;
   }
-  const std::size_t deleted = letters.remove(selected);
+  std::vector<DeadLetter> chunk;
+  std::size_t deleted = 0;
+  for_each_chosen(letters, worker, options, 0, [&](const DeadLetter& letter) {
+    chunk.push_back(letter);
+    if (chunk.size() >= kPurgeChunk) {
+      deleted += letters.remove(chunk);
+      chunk.clear();
+    }
+    return Handled::settled;
+  });
+  deleted += letters.remove(chunk);
   std::cout << deleted << " message(s) deleted from " << letters.queue() << "\n";
   return kExitOk;
 }

@@ -10,6 +10,8 @@
 namespace warren::queue {
 namespace {
 
+// Rows read per query: what `dlq peek --limit 3` holds in memory at most.
+constexpr std::int64_t kReadPage = 100;
 // Rows deleted per transaction: short enough that a running host's claims wait little.
 constexpr std::size_t kRemoveChunk = 500;
 
@@ -18,7 +20,7 @@ constexpr const char* kCountDead =
 constexpr const char* kSelectDead =
     "SELECT id, lease_token, message_id, exchange, routing_key, content_type, headers, body, "
     "attempts, last_error, queue FROM warren_queue WHERE queue = ?1 AND status = 'dead' "
-    "ORDER BY id";
+    "AND id > ?2 ORDER BY id LIMIT ?3";
 constexpr const char* kReplay =
     "UPDATE warren_queue SET status = 'pending', attempts = 0, next_attempt_at = ?3, "
     "headers = ?4, last_error = NULL, finished_at = NULL, lease_owner = NULL, "
@@ -56,14 +58,25 @@ std::string SqliteDeadRows::census() const {
   return std::to_string(dead_count_) + " dead row(s) in the queue";
 }
 
-std::vector<transport::DeadLetter> SqliteDeadRows::fetch() {
-  std::vector<transport::DeadLetter> letters;
-  fetched_.clear();
+std::optional<transport::DeadLetter> SqliteDeadRows::next() {
+  if (page_.empty() && !exhausted_)
+    read_page();
+  if (page_.empty())
+    return std::nullopt;
+  transport::DeadLetter letter = std::move(page_.front());
+  page_.pop_front();
+  return letter;
+}
+
+void SqliteDeadRows::read_page() {
   Statement rows(connection_, kSelectDead);
-  rows.bind(1, std::string_view(queue_));
+  rows.bind(1, std::string_view(queue_)).bind(2, last_id_).bind(3, kReadPage);
+  std::int64_t count = 0;
   while (rows.step()) {
+    ++count;
     transport::DeadLetter letter;
     const std::int64_t id = rows.integer(0);
+    last_id_ = id;
     letter.handle = static_cast<std::uint64_t>(id);
     Fetched& seen = fetched_[letter.handle];
     seen.token = rows.integer(1);
@@ -80,10 +93,16 @@ std::vector<transport::DeadLetter> SqliteDeadRows::fetch() {
     letter.error = error_of(rows, 9, message);
     letter.original_exchange = message.exchange;
     letter.original_routing_key = message.routing_key;
-    letters.push_back(std::move(letter));
+    page_.push_back(std::move(letter));
   }
-  dead_count_ = static_cast<std::int64_t>(letters.size());
-  return letters;
+  exhausted_ = count < kReadPage;
+}
+
+void SqliteDeadRows::keep(const transport::DeadLetter& letter) {
+  // Reading took nothing out of the table. Forgotten, so that a browse holds no more than a page;
+  // a row replayed or removed stays known (a small entry, no body): settling it again must
+  // still find that it is no longer dead.
+  fetched_.erase(letter.handle);
 }
 
 const SqliteDeadRows::Fetched& SqliteDeadRows::fetched(const transport::DeadLetter& letter) const {

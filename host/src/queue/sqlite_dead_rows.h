@@ -10,10 +10,12 @@
 // in transactions of a few hundred.
 //
 // Unlike a RabbitMQ browser, reading holds nothing: a running host and other tools go on while
-// the rows are looked at.
+// the rows are looked at, and keep() has nothing to do. Rows are read a page at a time, in id
+// order.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <string>
 #include <vector>
@@ -30,7 +32,8 @@ class SqliteDeadRows final : public transport::DeadLetters {
 
   const std::string& queue() const override { return queue_; }
   std::string census() const override;
-  std::vector<transport::DeadLetter> fetch() override;
+  std::optional<transport::DeadLetter> next() override;
+  void keep(const transport::DeadLetter& letter) override;
   bool replays_into_worker_queue_only() const override { return true; }
   bool replay(const transport::DeadLetter& letter, const transport::OutboundMessage& copy) override;
   std::size_t remove(const std::vector<transport::DeadLetter>& letters) override;
@@ -41,11 +44,15 @@ class SqliteDeadRows final : public transport::DeadLetters {
     std::string unreadable;  // not empty: why its headers could not be read
   };
   const Fetched& fetched(const transport::DeadLetter& letter) const;
+  void read_page();
 
   SqliteConnection& connection_;
   const std::string queue_;
   std::int64_t dead_count_ = 0;
-  std::map<std::uint64_t, Fetched> fetched_;  // by row id
+  std::map<std::uint64_t, Fetched> fetched_;  // by row id: read, not yet settled
+  std::deque<transport::DeadLetter> page_;    // read, not yet handed out
+  std::int64_t last_id_ = 0;
+  bool exhausted_ = false;
 };
 
 }  // namespace warren::queue

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,8 +32,17 @@ class DeadLetters {
   // queue".
   virtual std::string census() const = 0;
 
-  // Every dead letter there is, oldest first. Call it once.
-  virtual std::vector<DeadLetter> fetch() = 0;
+  // The next dead letter, oldest first, or nullopt once every letter there was at opening has
+  // been read. Reading may take the letter out of the queue (RabbitMQ holds it unacked): every
+  // letter read must be settled, by replay(), remove() or keep(), or it goes back as the
+  // transport sees fit when this is destroyed (RabbitMQ: returned to the queue, which a quorum
+  // queue counts as a delivery).
+  virtual std::optional<DeadLetter> next() = 0;
+  // Leaves a letter that was read dead and in the queue, as it was. RabbitMQ puts a confirmed
+  // copy at the tail of the queue and then acks the one read, so that browsing never spends a
+  // delivery (broker/rabbitmq_dead_letters.h); throws PublishError when the copy was not
+  // confirmed (the letter read then goes back to the queue at close).
+  virtual void keep(const DeadLetter& letter) = 0;
 
   // True when replay() puts a letter back into the worker's own queue only (rather than into
   // every queue bound to its original exchange and routing key).

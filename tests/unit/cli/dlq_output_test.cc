@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,7 +44,12 @@ class OneLetter final : public transport::DeadLetters {
   }
   const std::string& queue() const override { return queue_; }
   std::string census() const override { return "1 message(s) in the queue"; }
-  std::vector<transport::DeadLetter> fetch() override { return letters_; }
+  std::optional<transport::DeadLetter> next() override {
+    if (read_ >= letters_.size())
+      return std::nullopt;
+    return letters_[read_++];
+  }
+  void keep(const transport::DeadLetter&) override {}
   bool replays_into_worker_queue_only() const override { return true; }
   bool replay(const transport::DeadLetter&, const transport::OutboundMessage&) override {
     return true;
@@ -55,6 +61,7 @@ class OneLetter final : public transport::DeadLetters {
  private:
   std::string queue_ = "q.dlq";
   std::vector<transport::DeadLetter> letters_;
+  std::size_t read_ = 0;
 };
 
 std::string output_of(const std::string& verb) {

@@ -1,6 +1,6 @@
 // The dead rows of the SQLite queue as `warren dlq` works on them (queue/sqlite_dead_rows.h): what
-// fetch shows of each, how replay brings a row back to work in place, and how remove deletes,
-// each on a real database file where a host's store made the rows die.
+// next() shows of each (a page of rows at a time), how replay brings a row back to work in place,
+// and how remove deletes, each on a real database file where a host's store made the rows die.
 #include "queue/sqlite_dead_rows.h"
 
 #include <gmock/gmock.h>
@@ -37,6 +37,14 @@ std::vector<std::string> ids_of(const std::vector<transport::DeadLetter>& letter
   return ids;
 }
 
+// Every dead row, as `warren dlq` reads them: one at a time, a page of rows per query.
+std::vector<transport::DeadLetter> read_all(SqliteDeadRows& rows) {
+  std::vector<transport::DeadLetter> letters;
+  while (auto letter = rows.next())
+    letters.push_back(std::move(*letter));
+  return letters;
+}
+
 using SqliteDeadRowsTest = QueueFile;
 
 TEST_F(SqliteDeadRowsTest, Fetch_OnlyTheDeadRowsOfItsQueue_OldestFirst_WithReasonAndOrigin) {
@@ -53,7 +61,7 @@ TEST_F(SqliteDeadRowsTest, Fetch_OnlyTheDeadRowsOfItsQueue_OldestFirst_WithReaso
   SqliteDeadRows rows(db(), "work");
   EXPECT_EQ(rows.queue(), "work");
   EXPECT_EQ(rows.census(), "2 dead row(s) in the queue");
-  const auto letters = rows.fetch();
+  const auto letters = read_all(rows);
 
   ASSERT_THAT(ids_of(letters), ElementsAre("a", "b"));
   const auto& a = letters[0];
@@ -83,7 +91,7 @@ TEST_F(SqliteDeadRowsTest, Fetch_RowThatDiedOfExpiredLeases_ShowsItsLastError) {
   ASSERT_EQ(column("work", "crasher", "status"), "dead");
 
   SqliteDeadRows rows(db(), "work");
-  const auto letters = rows.fetch();
+  const auto letters = read_all(rows);
   ASSERT_EQ(letters.size(), 1u);
   EXPECT_THAT(letters[0].error, HasSubstr("lease expired 3 times"));
   EXPECT_EQ(transport::find_header(letters[0].message.headers, "x-warren-error"), std::nullopt);
@@ -95,7 +103,7 @@ TEST_F(SqliteDeadRowsTest, Fetch_RowWithNoReasonAnywhere_SaysSo) {
   ASSERT_EQ(change("UPDATE warren_queue SET last_error = NULL, headers = '{}'"), 1);
 
   SqliteDeadRows rows(db(), "work");
-  EXPECT_EQ(rows.fetch().at(0).error, "(no reason recorded)");
+  EXPECT_EQ(read_all(rows).at(0).error, "(no reason recorded)");
 }
 
 TEST_F(SqliteDeadRowsTest, Replay_RowIsPendingAgainInItsQueue_DueNow_AttemptsAndFailureCleared) {
@@ -104,7 +112,7 @@ TEST_F(SqliteDeadRowsTest, Replay_RowIsPendingAgainInItsQueue_DueNow_AttemptsAnd
   ASSERT_EQ(change("UPDATE warren_queue SET crashes = 2"), 1);
 
   SqliteDeadRows rows(db(), "work");
-  const auto letters = rows.fetch();
+  const auto letters = read_all(rows);
   ASSERT_EQ(letters.size(), 1u);
   const std::int64_t before = now_ms();
   EXPECT_TRUE(rows.replay(letters[0], replayed(letters[0], "2")));
@@ -139,11 +147,11 @@ TEST_F(SqliteDeadRowsTest, Replay_RowNoLongerDeadOrDeadAgainSinceFetch_IsLeftAlo
   kill_all("work", "first death");
 
   SqliteDeadRows stale(db(), "work");
-  const auto old_view = stale.fetch();
+  const auto old_view = read_all(stale);
   ASSERT_EQ(old_view.size(), 2u);
   // Another operator replays both; a host handles the first and the second dies again.
   SqliteDeadRows other(db(), "work");
-  for (const auto& letter : other.fetch())
+  for (const auto& letter : read_all(other))
     ASSERT_TRUE(other.replay(letter, replayed(letter, "1")));
   {
     WriteTransaction transaction(db());
@@ -174,7 +182,7 @@ TEST_F(SqliteDeadRowsTest, Replay_RowWhoseHeadersAreNotJson_IsRefusedSayingHowTo
   ASSERT_EQ(change("UPDATE warren_queue SET headers = 'not json'"), 1);
 
   SqliteDeadRows rows(db(), "work");
-  const auto letters = rows.fetch();
+  const auto letters = read_all(rows);
   ASSERT_EQ(letters.size(), 1u);
   EXPECT_TRUE(letters[0].message.headers.empty());
   try {
@@ -195,7 +203,7 @@ TEST_F(SqliteDeadRowsTest, Remove_DeletesTheGivenDeadRowsInChunks_LeavesTheRest)
   enqueue("work", "pending");
 
   SqliteDeadRows rows(db(), "work");
-  auto letters = rows.fetch();
+  auto letters = read_all(rows);
   ASSERT_EQ(letters.size(), 1203u);
   const transport::DeadLetter kept = letters.back();
   letters.pop_back();
@@ -203,7 +211,7 @@ TEST_F(SqliteDeadRowsTest, Remove_DeletesTheGivenDeadRowsInChunks_LeavesTheRest)
 
   SqliteDeadRows after(db(), "work");
   EXPECT_EQ(after.census(), "1 dead row(s) in the queue");
-  EXPECT_THAT(ids_of(after.fetch()), ElementsAre(kept.message.message_id));
+  EXPECT_THAT(ids_of(read_all(after)), ElementsAre(kept.message.message_id));
   EXPECT_EQ(column("work", "pending", "status"), "pending");
 }
 
