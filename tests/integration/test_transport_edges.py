@@ -1,11 +1,13 @@
 """The RabbitMQ transport at its edges (issue 3), against the real test broker: a consumer the
-broker cancels because its queue was deleted, publishing under the broker's memory alarm
-(connection.blocked), failover over `[broker] hosts`, and where the broker password may come from
-(WARREN_BROKER_PASSWORD, password_file, the uri) without ever reaching a log.
+broker cancels because its queue was deleted, a channel the broker closes on consumer_timeout,
+publishing under the broker's memory alarm (connection.blocked), failover over `[broker] hosts`,
+and where the broker password may come from (WARREN_BROKER_PASSWORD, password_file, the uri)
+without ever reaching a log.
 
 Each test runs its own `warren run` (the scripted test plugin) with queues, exchanges and a broker
 user of unique names, deleted afterwards. The memory-alarm test changes the whole broker (every
-publishing connection is blocked while it runs) and restores it in a finally: ctest runs this file
+publishing connection is blocked while it runs), as does the consumer_timeout test (every channel
+opened meanwhile gets a 5 s timeout); both restore it in a finally: ctest runs this file
 RUN_SERIAL.
 """
 
@@ -21,7 +23,8 @@ from testkit_config import (broker_uri_and_password, classic_queue, cli_environm
                             quorum_queue, scripted_worker, warren_config, warren_options)
 from testkit_metrics import scrape, value
 from testkit_traffic import Tally
-from testkit_transport import BrokerUser, broker_user, memory_alarm, readyz_status, readyz_text
+from testkit_transport import (BrokerUser, broker_user, memory_alarm, rabbit_settings,
+                               readyz_status, readyz_text)
 from warren_testkit import (Broker, WarrenProcess, env, free_port, require_services, wait_until,
                             warren_cli)
 
@@ -204,6 +207,65 @@ def test_ExternalQueueDeleted_TwoWorkers_OnlyItsWorkerStopsNotReadyWithReasonThe
     Tally.of(external_before + external_after,
              [r.message_id for r in record_file.records()
               if r.worker == "edges-external"]).assert_exactly_once()
+    assert process.terminate() == 0, process.describe()
+
+
+# Issue 19, item 3, at a tenth of the issue's scale (consumer_timeout 60 s, prefetch 20, 5 s
+# handler) so that it takes seconds: the broker closes a channel whose oldest unacked delivery is
+# older than CONSUMER_TIMEOUT_MS, checking every TICK_MS (60 s by default).
+CONSUMER_TIMEOUT_MS = 5000
+TICK_MS = 1000
+SLOW_PREFETCH = 20
+SLOW_HANDLER_MS = 400  # 20 x 400 ms = 8 s of prefetched work: the last waits past the timeout
+
+
+@pytest.mark.slow  # about 20 s of a slow worker's backlog; the per-channel path runs elsewhere too
+def test_ConsumerTimeout_OnOneWorkersChannel_OnlyThatChannelIsRecoveredTheOtherSeesNoDuplicates(
+        broker, created, warren, record_file):
+    # Issue 19, defect 3: worker A's prefetched deliveries wait in the dispatcher's inbox behind its
+    # slow handler until the broker's consumer_timeout closes A's channel (406). That used to be
+    # taken for the loss of the connection: every worker's in-flight acks went stale and B's
+    # messages were handled twice. Now A's channel alone is recovered; B is untouched.
+    slow_queue = created.queue("edges-timeout-slow")
+    fast_queue = created.queue("edges-timeout-fast")
+    config = warren_config(
+        queues=[quorum_queue(slow_queue), quorum_queue(fast_queue)],
+        workers=[scripted_worker("edges-slow", slow_queue, record_file, prefetch=SLOW_PREFETCH,
+                                 sleep_ms=SLOW_HANDLER_MS,
+                                 max_handler_time=f"{SLOW_HANDLER_MS}ms"),
+                 scripted_worker("edges-fast", fast_queue, record_file, sleep_ms=20)],
+        # The broker's setting, which the host cannot ask for: it warns at start.
+        broker={**FAST_RECONNECT, "consumer_timeout": f"{CONSUMER_TIMEOUT_MS}ms"})
+    with rabbit_settings(broker, consumer_timeout=CONSUMER_TIMEOUT_MS,
+                         channel_tick_interval=TICK_MS):
+        process = warren(config, **warren_options())
+        process.wait_ready(timeout=30)
+        process.wait_for_log(r"worker \"edges-slow\" can hold a delivery unacknowledged for 8s "
+                             r"\(prefetch 20 over concurrency 1 .*consumer_timeout of 5s")
+        slow_ids = broker.publish_many("", slow_queue, SLOW_PREFETCH, prefix="edges-slow")
+        # About 12 s of B's work at 20 ms each: B has deliveries in flight when A's channel closes.
+        fast_ids = broker.publish_many("", fast_queue, 600, prefix="edges-fast")
+        process.wait_for_log(r"the broker closed .*'edges-slow'.*timed out", timeout=30)
+        handled = wait_handled(record_file, slow_ids + fast_ids, timeout=60)
+
+    fast_records = [r for r in record_file.records() if r.worker == "edges-fast"]
+    assert not [r.message_id for r in fast_records if r.redelivered], \
+        "worker edges-fast's messages were redelivered: its channel was disturbed\n" + \
+        Tally.of(fast_ids, [r.message_id for r in fast_records]).summary()
+    Tally.of(fast_ids, [r.message_id for r in fast_records]).assert_exactly_once()
+    # A's deliveries on the closed channel go back to the queue: those its handler had started
+    # run again, at most the prefetch.
+    slow_duplicates = sum(handled.handled[i] - 1 for i in slow_ids)
+    assert slow_duplicates <= SLOW_PREFETCH, handled.summary()
+    # A's channel alone was recovered: the connection stayed.
+    process.wait_for_log(rf"the broker closed the channel of worker 'edges-slow' on queue "
+                         rf"'{re.escape(slow_queue)}' \([^)]*timed out")
+    process.wait_for_log(rf"consuming queue '{re.escape(slow_queue)}' again")
+    logs = process.logs()
+    assert "unacked deliveries go back to the queue, reconnecting" not in logs, process.describe()
+    assert len(re.findall(r"connected to .* worker\(s\) consuming", logs)) == 1, \
+        process.describe()
+    print(f"worker edges-slow: {slow_duplicates} duplicate(s) of {SLOW_PREFETCH}")
     assert process.terminate() == 0, process.describe()
 
 

@@ -85,6 +85,10 @@ struct BrokerConfig {
   Duration reconnect_initial = std::chrono::milliseconds(500);
   // Short enough that consumers are back within seconds of a broker restart.
   Duration reconnect_max = std::chrono::seconds(10);
+  // The broker's own consumer_timeout (RabbitMQ's default: 30 minutes), which AMQP does not tell
+  // a client: only compared with each worker's prefetch x max_handler_time at start
+  // (consumer_timeout_warnings.h).
+  Duration consumer_timeout = std::chrono::minutes(30);
   TlsConfig tls;
   SqliteQueueConfig sqlite;
 };
@@ -159,6 +163,10 @@ struct WorkerConfig {
   // A message that was inside this worker's handler when the host died this many times is
   // dead-lettered instead of run again (crash accounting, runtime/crash_watch.h).
   int max_crashes = 3;
+  // The longest one handler call is expected to take; not enforced. Prefetched deliveries wait
+  // for their handler behind the others, unacked: the start-up warning of
+  // consumer_timeout_warnings.h compares that wait with [broker] consumer_timeout. Unset: no check.
+  std::optional<Duration> max_handler_time;
   SourceLocation where;
 };
 

@@ -7,6 +7,7 @@
 #include <toml++/toml.h>
 
 #include "config/config_files.h"
+#include "config/consumer_timeout_warnings.h"
 #include "config/crash_limit_warnings.h"
 #include "config/loader_sections.h"
 
@@ -79,6 +80,8 @@ std::vector<std::string> config_warnings(const Config& config) {
         "move it to broker.password_file or the WARREN_BROKER_PASSWORD environment variable");
   }
   for (std::string& warning : crash_limit_warnings(config))
+    warnings.push_back(std::move(warning));
+  for (std::string& warning : consumer_timeout_warnings(config))
     warnings.push_back(std::move(warning));
   return warnings;
 }

@@ -98,6 +98,7 @@ void read_timeouts(TableReader& table, BrokerConfig& broker) {
                                       format_duration(broker.reconnect_initial) + "), got " +
                                       in_quotes(format_duration(broker.reconnect_max)));
   }
+  table.read_duration("consumer_timeout", broker.consumer_timeout, Duration(1));
 }
 
 void read_tls(TableReader& table, const LoadContext& context, BrokerConfig& broker,
@@ -179,11 +180,11 @@ void load_broker_section(TableReader& root, const LoadContext& context, Config& 
                                                   {"sqlite", BrokerConfig::Transport::sqlite}});
     const bool sqlite = transport_valid && broker.transport == BrokerConfig::Transport::sqlite;
     if (sqlite) {
-      refuse_rabbitmq_only_keys(
-          table,
-          {"uri", "hosts", "vhost", "user", "password_file", "heartbeat", "connect_timeout",
-           "reconnect_initial", "reconnect_max", "ca_file", "cert_file", "key_file"},
-          broker);
+      refuse_rabbitmq_only_keys(table,
+                                {"uri", "hosts", "vhost", "user", "password_file", "heartbeat",
+                                 "connect_timeout", "reconnect_initial", "reconnect_max",
+                                 "consumer_timeout", "ca_file", "cert_file", "key_file"},
+                                broker);
       if (!read_sub_table(table, "sqlite",
                           [&](TableReader& sub) { read_sqlite(sub, context, broker.sqlite); }) &&
           table.find("sqlite") == nullptr) {

@@ -1,6 +1,7 @@
 """Levers and gauges for tests of the transport's edges (test_transport_edges.py, test_tls.py):
 /readyz of a running warren (its metrics: testkit_metrics), a broker user of the test's own, the
-broker's memory alarm, and the TLS listener that scripts/services/rabbitmq.sh opens with WARREN_RABBITMQ_TLS=1.
+broker's memory alarm and application settings (consumer_timeout), and the TLS listener that
+scripts/services/rabbitmq.sh opens with WARREN_RABBITMQ_TLS=1.
 (Free and closed ports: testkit_env.free_port.)
 
 Each rabbitmqctl call starts an Erlang VM (about a second here, more on a busy machine), so these
@@ -93,6 +94,28 @@ def memory_alarm(broker: Broker, timeout: float = 30) -> Iterator[None]:
         broker.reconnect()  # the kit's own connection may have been blocked
         wait_until(lambda: not memory_alarm_active(broker), timeout, interval=0.5,
                    what="the memory alarm to clear after set_vm_memory_high_watermark 0.4")
+
+
+# -- the broker's application settings -------------------------------------------------------------
+@contextmanager
+def rabbit_settings(broker: Broker, **values: int) -> Iterator[None]:
+    """Sets the broker's `rabbit` application settings (consumer_timeout=5000, ...) at runtime and
+    restores the old values afterwards, whatever happens. A channel reads consumer_timeout when it
+    opens and channel_tick_interval (how often it checks that timeout) at each check, so set them
+    before the consumer under test opens its channels."""
+    old = {}
+    for key in values:
+        old[key] = broker.rabbitmqctl("eval", f"application:get_env(rabbit, {key}).").strip()
+    try:
+        for key, value in values.items():
+            broker.rabbitmqctl("eval", f"application:set_env(rabbit, {key}, {int(value)}).")
+        yield
+    finally:
+        for key, was in old.items():
+            if was.startswith("{ok,"):  # "{ok,600000}"
+                broker.rabbitmqctl("eval", f"application:set_env(rabbit, {key}, {was[4:-1]}).")
+            else:  # "undefined"
+                broker.rabbitmqctl("eval", f"application:unset_env(rabbit, {key}).")
 
 
 # -- the TLS listener ------------------------------------------------------------------------------
