@@ -15,6 +15,7 @@ from typing import Dict, List, Optional
 import pytest
 
 from testkit_cleanup import created  # noqa: F401,F811 (a fixture)
+from testkit_config import quorum_queue, scripted_worker, warren_config
 from testkit_traffic import wait_drained
 from testkit_warren import die_with_parent
 from warren_testkit import env, free_port, require_services, wait_until, warren_cli
@@ -309,49 +310,17 @@ def fidelity_config(exchange: str, queue: str, bystander: str, dead_letters: str
     """Worker "w" on QUEUE: one broker-delayed retry, then a dead letter into DEAD_LETTER_QUEUE.
     BYSTANDER, bound to the same exchange and key, belongs to no worker: it keeps the copy the
     broker routed to it at the publish, and shows where a replay goes."""
-    return textwrap.dedent(f"""\
-        [host]
-        name = "dlq-fidelity"
-        shutdown_timeout = "10s"
-
-        [log]
-        level = "error"
-
-        [metrics]
-        listen = "127.0.0.1:{free_port()}"
-
-        [broker]
-        uri = "{env("WARREN_TEST_AMQP_URI")}"
-
-        [[exchanges]]
-        name = "{exchange}"
-        type = "topic"
-
-        [[exchanges]]
-        name = "{dead_letters}"
-        type = "fanout"
-
-        [[queues]]
-        name = "{queue}"
-        type = "quorum"
-        dead_letter_exchange = "{dead_letters}"
-        bindings = [{{ exchange = "{exchange}", routing_key = "order.#" }}]
-
-        [[queues]]
-        name = "{bystander}"
-        type = "quorum"
-        allow_message_loss = true
-        bindings = [{{ exchange = "{exchange}", routing_key = "order.#" }}]
-
-        [[workers]]
-        name = "w"
-        plugin = "scripted"
-        queue = "{queue}"
-        dead_letter_queue = "{dead_letter_queue}"
-        retry = {{ max_attempts = 2, backoff = "fixed", initial = "100ms", jitter = 0 }}
-        [workers.settings]
-        record_file = "{record_file}"
-        """)
+    bindings = [{"exchange": exchange, "routing_key": "order.#"}]
+    return warren_config(
+        host={"name": "dlq-fidelity", "shutdown_timeout": "10s"},
+        log={"level": "error"},
+        metrics={"enabled": True, "listen": f"127.0.0.1:{free_port()}"},
+        exchanges=[{"name": exchange, "type": "topic"}, {"name": dead_letters, "type": "fanout"}],
+        queues=[quorum_queue(queue, dead_letter_exchange=dead_letters, bindings=bindings),
+                quorum_queue(bystander, bindings=bindings)],
+        workers=[scripted_worker("w", queue, record_file, dead_letter_queue=dead_letter_queue,
+                                 retry={"max_attempts": 2, "backoff": "fixed",
+                                        "initial": "100ms", "jitter": 0})])
 
 
 def test_DlqReplay_OfAMessageRetriedThenDeadLettered_IsIdenticalButForWarrenHeaders_AndReachesOnlyTheWorkersQueue(  # noqa: E501
