@@ -217,8 +217,9 @@ std::string ack_sql(std::size_t rows) {
   std::string ids;
   std::string tokens;
   for (std::size_t i = 0; i < rows; ++i) {
-    const std::string id = "?" + std::to_string(2 + 2 * i);
-    const std::string token = "?" + std::to_string(3 + 2 * i);
+    // Appended, not "?" + std::to_string(...): GCC 12 at -O3 warns falsely (-Wrestrict) there.
+    const std::string id = std::string("?").append(std::to_string(2 + 2 * i));
+    const std::string token = std::string("?").append(std::to_string(3 + 2 * i));
     ids.append(i == 0 ? "" : ", ").append(id);
     tokens.append(" WHEN ").append(id).append(" THEN ").append(token);
   }
