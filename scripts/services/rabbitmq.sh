@@ -7,6 +7,7 @@
 #
 # `start` writes DIR/env (source it) exporting
 #   WARREN_TEST_AMQP_URI       amqp://guest:guest@127.0.0.1:PORT/ (guest works from loopback)
+#   WARREN_BROKER_URI          the same URI, for `warren run|publish|dlq` (it replaces [broker] uri)
 #   WARREN_TEST_AMQP_PORT, WARREN_TEST_RABBITMQ_NODE
 #   WARREN_TEST_RABBITMQCTL    DIR/rabbitmqctl: rabbitmqctl bound to this node
 #   WARREN_TEST_RABBITMQ_STOP  DIR/stop, WARREN_TEST_RABBITMQ_START DIR/start: stop and start the
@@ -191,6 +192,9 @@ EOF
   {
     echo "# Client environment of the private RabbitMQ node in $dir (scripts/services/rabbitmq.sh)."
     _env_line WARREN_TEST_AMQP_URI "amqp://guest:guest@127.0.0.1:$amqp_port/" export
+    # What `warren run` and `warren publish` read: source the file, then run warren against this
+    # broker with any config (it replaces [broker] uri).
+    _env_line WARREN_BROKER_URI "amqp://guest:guest@127.0.0.1:$amqp_port/" export
     _env_line WARREN_TEST_AMQP_PORT "$amqp_port" export
     _env_line WARREN_TEST_RABBITMQ_NODE "$node" export
     _env_line WARREN_TEST_RABBITMQCTL "$dir/rabbitmqctl" export

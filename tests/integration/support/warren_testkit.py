@@ -35,6 +35,7 @@ Running one file by hand, with services from scripts/services/*.sh:
         -p no:cacheprovider tests/integration/test_x.py
 """
 
+import os
 from typing import Callable, Iterator, List
 
 import pytest
@@ -54,6 +55,10 @@ __all__ = [
 
 
 def pytest_configure(config) -> None:
+    # scripts/services/rabbitmq.sh's env file also exports WARREN_BROKER_URI, for people running
+    # warren by hand; it would replace the broker of every test's config (some point at an
+    # unreachable one on purpose). A test that wants it passes it in env_overrides.
+    os.environ.pop("WARREN_BROKER_URI", None)
     config.addinivalue_line(
         "markers",
         "slow: the test's value is timing or behaviour, and faster tests run the same code; the "
