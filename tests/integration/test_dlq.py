@@ -495,3 +495,41 @@ def test_DlqPeek_Limit3OfFiveHundredLetters_ReadsOnlyThree(broker, created, tmp_
     assert redelivered == [], f"{len(redelivered)} letters were handed back: {redelivered[:5]}"
     assert [m.message_id for m in after] == ids[3:] + ids[:3], \
         "not exactly the three shown were read (moved to the tail)"
+
+
+# ---- --queue alone: another producer's dead letters (issue 22) ----------------------------------
+
+def test_DlqQueueAlone_BrokerDeadLetteredLetters_ListShowsTheBrokersReasonAndReplayPutsThemBack(
+        broker, created, tmp_path):
+    """A queue no worker of the config consumes, whose expired messages the broker dead-letters
+    (x-death, no x-warren-* header): `--queue` without `--worker` lists them with the broker's
+    reason and queue, and replays each into the queue it died in, and nowhere else."""
+    require_services("rabbitmq", "warren")
+    dead = broker.declare_queue(created.queue("dlq-foreign-dead"), queue_type="quorum")
+    source = broker.declare_queue(created.queue("dlq-foreign-src"), arguments={
+        "x-dead-letter-exchange": "", "x-dead-letter-routing-key": dead})
+    ids = broker.publish_many("", source, 3, prefix="foreign", expiration="1")
+    wait_until(lambda: broker.message_count(dead) == 3, timeout=30,
+               what=lambda: f"3 expired letters in {dead}: {broker.message_count(dead)}")
+    config = standalone_config(tmp_path, created.queue("dlq-foreign-work"))
+
+    listing = warren_cli("dlq", "list", "-c", config, "--queue", dead, timeout=60)
+    assert listing.returncode == 0, output(listing)
+    assert f"{dead}: 3 dead letter(s) (" in listing.stdout, output(listing)
+    assert f"3  dead-lettered by the broker: expired (in queue '{source}')" in listing.stdout, \
+        output(listing)
+    assert "no reason recorded" not in listing.stdout, output(listing)
+
+    replay = warren_cli("dlq", "replay", "-c", config, "--queue", dead, timeout=60)
+    assert replay.returncode == 0, output(replay)
+    assert "3 message(s) replayed" in replay.stdout, output(replay)
+    assert broker.message_count(dead) == 0, output(replay)
+    assert sorted(m.message_id for m in broker.drain(source, expect=3)) == sorted(ids)
+
+
+def test_DlqVerb_NeitherWorkerNorQueue_ExitsTwoSayingWhatToName(tmp_path, created):
+    require_services("warren")
+    config = standalone_config(tmp_path, created.queue("dlq-nothing-work"))
+    result = warren_cli("dlq", "list", "-c", config, timeout=30)
+    assert result.returncode == 2, output(result)
+    assert "--worker W" in result.stderr and "--queue NAME" in result.stderr, output(result)

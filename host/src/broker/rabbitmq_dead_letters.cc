@@ -18,7 +18,11 @@ std::string error_of(const transport::InboundMessage& message) {
     return std::string(*error);
   }
   if (auto reason = transport::find_header(message.headers, "x-first-death-reason")) {
-    return "dead-lettered by the broker: " + std::string(*reason);
+    // rejected, expired, maxlen or delivery_limit; and from which queue.
+    std::string error = "dead-lettered by the broker: " + std::string(*reason);
+    if (auto queue = transport::find_header(message.headers, "x-first-death-queue"))
+      error += " (in queue '" + std::string(*queue) + "')";
+    return error;
   }
   return "(no reason recorded)";
 }
@@ -82,12 +86,18 @@ bool RabbitMqDeadLetters::replay(const transport::DeadLetter& letter,
                                  const transport::OutboundMessage& copy) {
   transport::OutboundMessage out = copy;
   restore_expiration(out, letter.message);
-  if (to_worker_queue_) {
+  // Without a worker (`dlq --queue` alone): the queue the letter was dead-lettered from.
+  const std::string target =
+      !worker_queue_.empty()
+          ? worker_queue_
+          : header_or(letter.message, "x-warren-queue",
+                      header_or(letter.message, "x-first-death-queue", std::string()));
+  if (to_worker_queue_ && !target.empty()) {
     // Through the default exchange, which every broker has (the delay levels' delivery exchange
     // exists only once a host has run); the consumer shows the handler the original exchange and
     // routing key.
     out.exchange.clear();
-    out.routing_key = worker_queue_;
+    out.routing_key = target;
     transport::set_header(out.headers, "x-warren-original-exchange", letter.original_exchange);
     transport::set_header(out.headers, "x-warren-original-routing-key",
                           letter.original_routing_key);

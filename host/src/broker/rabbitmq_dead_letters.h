@@ -31,7 +31,9 @@ namespace warren::broker {
 class RabbitMqDeadLetters final : public transport::DeadLetters {
  public:
   // Connects to the broker and opens `queue`. With `to_worker_queue`, replay() delivers only to
-  // `worker_queue`, through the default exchange; without, to the letter's original exchange and
+  // `worker_queue`, through the default exchange (an empty `worker_queue`: to the queue each
+  // letter was dead-lettered from, as its x-warren-queue or x-first-death-queue header says, or
+  // its original route when neither does); without, to the letter's original exchange and
   // routing key (every queue bound there). Throws ConnectionLost, or TopologyError when the queue
   // does not exist.
   RabbitMqDeadLetters(const config::Config& config, std::string queue, std::string worker_queue,

@@ -99,7 +99,10 @@ std::optional<std::string> dead_letter_queue(const config::Config& config,
   return bound.front();
 }
 
-bool belongs_to(const transport::InboundMessage& message, const config::WorkerConfig& worker) {
+bool belongs_to(const transport::InboundMessage& message, const config::WorkerConfig* chosen) {
+  if (chosen == nullptr)
+    return true;  // --queue alone: every letter in it
+  const config::WorkerConfig& worker = *chosen;
   if (auto owner = transport::find_header(message.headers, "x-warren-worker")) {
     return *owner == worker.name;
   }
@@ -136,7 +139,7 @@ enum class Handled {
 // skips), not the queue.
 // Returns how many were handed, or nullopt when `handle` said stop.
 template <typename Handle>
-std::optional<std::size_t> for_each_chosen(DeadLetters& letters, const config::WorkerConfig& worker,
+std::optional<std::size_t> for_each_chosen(DeadLetters& letters, const config::WorkerConfig* worker,
                                            const DlqOptions& options, std::size_t default_limit,
                                            Handle handle) {
   const std::size_t limit = options.limit > 0 ? options.limit : default_limit;
@@ -168,7 +171,7 @@ std::optional<std::size_t> for_each_chosen(DeadLetters& letters, const config::W
   return handed;
 }
 
-int list(DeadLetters& letters, const config::WorkerConfig& worker, const DlqOptions& options) {
+int list(DeadLetters& letters, const config::WorkerConfig* worker, const DlqOptions& options) {
   std::map<std::string, std::size_t> by_error;
   std::map<std::string, std::size_t> by_routing_key;
   const auto counted = for_each_chosen(letters, worker, options, 0, [&](const DeadLetter& letter) {
@@ -179,8 +182,9 @@ int list(DeadLetters& letters, const config::WorkerConfig& worker, const DlqOpti
     ++by_routing_key[key];
     return Handled::left;
   });
-  std::cout << letters.queue() << ": " << counted.value_or(0) << " dead letter(s) of worker '"
-            << worker.name << "' (" << letters.census() << ")\n";
+  std::cout << letters.queue() << ": " << counted.value_or(0) << " dead letter(s)"
+            << (worker != nullptr ? " of worker '" + worker->name + "'" : std::string())
+            << " (" << letters.census() << ")\n";
   if (by_error.empty())
     return kExitOk;
   std::cout << "\nby error:\n";
@@ -192,7 +196,7 @@ int list(DeadLetters& letters, const config::WorkerConfig& worker, const DlqOpti
   return kExitOk;
 }
 
-int peek(DeadLetters& letters, const config::WorkerConfig& worker, const DlqOptions& options) {
+int peek(DeadLetters& letters, const config::WorkerConfig* worker, const DlqOptions& options) {
   const auto shown = for_each_chosen(letters, worker, options, 10, [&](const DeadLetter& letter) {
     const auto& message = letter.message;
     std::cout << "message "
@@ -220,7 +224,7 @@ const char* where_to(const DeadLetters& letters) {
   return letters.replays_into_worker_queue_only() ? " (worker queue only)" : "";
 }
 
-int replay(DeadLetters& letters, const config::WorkerConfig& worker, const DlqOptions& options) {
+int replay(DeadLetters& letters, const config::WorkerConfig* worker, const DlqOptions& options) {
   if (options.dry_run) {
     const auto would = for_each_chosen(letters, worker, options, 0, [&](const DeadLetter& letter) {
       std::cout << "would move " << terminal_safe(letter.message.message_id) << " -> "
@@ -273,7 +277,7 @@ int replay(DeadLetters& letters, const config::WorkerConfig& worker, const DlqOp
 // transaction; RabbitMQ holds them unacked meanwhile).
 constexpr std::size_t kPurgeChunk = 500;
 
-int purge(DeadLetters& letters, const config::WorkerConfig& worker, const DlqOptions& options) {
+int purge(DeadLetters& letters, const config::WorkerConfig* worker, const DlqOptions& options) {
   if (!options.yes) {
     std::cerr << "purge deletes dead letters for good: add --yes to confirm (see `dlq list` "
                  "first)\n";
@@ -302,7 +306,7 @@ int purge(DeadLetters& letters, const config::WorkerConfig& worker, const DlqOpt
 
 }  // namespace
 
-int run_dlq_verb(DeadLetters& letters, const config::WorkerConfig& worker,
+int run_dlq_verb(DeadLetters& letters, const config::WorkerConfig* worker,
                  const DlqOptions& options) {
   if (options.verb == "list")
     return list(letters, worker, options);
@@ -326,20 +330,33 @@ int dlq_command(const ConfigOptions& config_options, const DlqOptions& options) 
       return kExitBadUsageOrConfig;
     }
   }
-  const config::WorkerConfig* worker = config->find_worker(options.worker);
-  if (worker == nullptr) {
-    std::cerr << "no worker named '" << options.worker << "' in " << config->file.string() << "\n";
+  if (options.worker.empty() && options.queue.empty()) {
+    std::cerr << "dlq " << options.verb
+              << ": name the dead letters with --worker W (its dead-letter queue), --queue NAME "
+                 "(every letter in that queue), or both\n";
     return kExitBadUsageOrConfig;
+  }
+  const config::WorkerConfig* worker = nullptr;
+  if (!options.worker.empty()) {
+    worker = config->find_worker(options.worker);
+    if (worker == nullptr) {
+      std::cerr << "no worker named '" << options.worker << "' in " << config->file.string()
+                << "\n";
+      return kExitBadUsageOrConfig;
+    }
   }
   try {
     switch (config->broker.transport) {
       case config::BrokerConfig::Transport::rabbitmq: {
-        const auto queue = dead_letter_queue(*config, *worker, options);
+        const auto queue =
+            worker != nullptr ? dead_letter_queue(*config, *worker, options) : options.queue;
         if (!queue)
           return kExitBadUsageOrConfig;
-        broker::RabbitMqDeadLetters letters(*config, *queue, worker->queue,
+        // Without a worker, each letter goes back into the queue it was dead-lettered from.
+        broker::RabbitMqDeadLetters letters(*config, *queue,
+                                            worker != nullptr ? worker->queue : std::string(),
                                             !options.original_route);
-        return run_dlq_verb(letters, *worker, options);
+        return run_dlq_verb(letters, worker, options);
       }
       case config::BrokerConfig::Transport::sqlite: {
         if (options.original_route) {
@@ -350,7 +367,7 @@ int dlq_command(const ConfigOptions& config_options, const DlqOptions& options) 
         const auto database = open_queue_database(*config);
         queue::SqliteDeadRows rows(*database,
                                    options.queue.empty() ? worker->queue : options.queue);
-        return run_dlq_verb(rows, *worker, options);
+        return run_dlq_verb(rows, worker, options);
       }
       case config::BrokerConfig::Transport::memory:
         break;

@@ -9,8 +9,9 @@
 namespace warren::cli {
 
 // Runs options.verb (list|peek|replay|purge) on `letters`, printing to std::cout and std::cerr;
-// returns the exit code.
-int run_dlq_verb(transport::DeadLetters& letters, const config::WorkerConfig& worker,
+// returns the exit code. With a worker, only its letters are chosen (a shared dead-letter queue
+// holds other workers' too); without (`--queue` alone), every letter in the queue.
+int run_dlq_verb(transport::DeadLetters& letters, const config::WorkerConfig* worker,
                  const DlqOptions& options);
 
 }  // namespace warren::cli

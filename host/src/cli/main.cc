@@ -88,11 +88,13 @@ int main(int argc, char** argv) {
   for (const auto& [name, description] : dlq_verbs) {
     auto* verb = dlq->add_subcommand(name, description);
     add_config_options(*verb, dlq_config);
-    verb->add_option("--worker", dlq_options.worker, "The worker whose dead letters to use")
-        ->required();
+    verb->add_option("--worker", dlq_options.worker,
+                     "The worker whose dead letters to use (--worker, --queue or both)");
     verb->add_option("--queue", dlq_options.queue,
                      "The dead-letter queue (default: the worker's dead_letter_queue, or the "
-                     "queue bound to its dead-letter exchange; on SQLite, the worker's queue)");
+                     "queue bound to its dead-letter exchange; on SQLite, the worker's queue). "
+                     "Without --worker: every letter in it, each replayed into the queue it was "
+                     "dead-lettered from");
     verb->add_option("--limit", dlq_options.limit, "At most this many messages");
     verb->add_option("--where", dlq_options.where,
                      "Only messages whose header HEADER equals VALUE (repeatable)");

@@ -73,7 +73,7 @@ std::string output_of(const std::string& verb) {
   options.verb = verb;
   options.worker = "w";
   ::testing::internal::CaptureStdout();
-  const int code = run_dlq_verb(letters, worker, options);
+  const int code = run_dlq_verb(letters, &worker, options);
   std::string out = ::testing::internal::GetCapturedStdout();
   EXPECT_EQ(code, 0) << out;
   return out;
