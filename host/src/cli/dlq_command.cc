@@ -183,8 +183,8 @@ int list(DeadLetters& letters, const config::WorkerConfig* worker, const DlqOpti
     return Handled::left;
   });
   std::cout << letters.queue() << ": " << counted.value_or(0) << " dead letter(s)"
-            << (worker != nullptr ? " of worker '" + worker->name + "'" : std::string())
-            << " (" << letters.census() << ")\n";
+            << (worker != nullptr ? " of worker '" + worker->name + "'" : std::string()) << " ("
+            << letters.census() << ")\n";
   if (by_error.empty())
     return kExitOk;
   std::cout << "\nby error:\n";
