@@ -4,9 +4,15 @@
 # WarrenPackaging.cmake, included last, adds the rest of the install rules and CPack.
 include(GNUInstallDirs)
 
-# Absolute: the same whatever CMAKE_INSTALL_PREFIX a developer uses.
-set(WARREN_INSTALL_SYSCONFDIR /etc/warren CACHE PATH "Where the packaged warren.toml goes")
-set(WARREN_INSTALL_SYSTEMD_UNITDIR /lib/systemd/system CACHE PATH "Where the systemd units go")
+# warren.toml and the systemd units. Empty (the default): decided when installing, from the
+# prefix in force then (`cmake --install --prefix`, cpack's /usr): /etc/warren and
+# /lib/systemd/system for the prefix /usr (the packages), PREFIX/etc/warren and
+# PREFIX/lib/systemd/system for any other, so that an install to a prefix writes only under it.
+# A path given here wins: an absolute one as it is, a relative one under the prefix.
+set(WARREN_INSTALL_SYSCONFDIR "" CACHE PATH
+    "Where warren.toml goes (empty: /etc/warren for the prefix /usr, else PREFIX/etc/warren)")
+set(WARREN_INSTALL_SYSTEMD_UNITDIR "" CACHE PATH
+    "Where the systemd units go (empty: /lib/systemd/system for the prefix /usr, else PREFIX/lib/systemd/system)")
 # Relative to the prefix (/usr in the packages).
 set(WARREN_INSTALL_PLUGINDIR lib/warren/plugins)
 if(CMAKE_LIBRARY_ARCHITECTURE)

@@ -21,15 +21,40 @@ set(WARREN_PACKAGING_DIR ${PROJECT_SOURCE_DIR}/packaging)
 
 # ---- runtime: the host ------------------------------------------------------------------------
 # /usr/bin/warren: host/src/cli/CMakeLists.txt (COMPONENT runtime).
+# The config and the units go outside the prefix only for the prefix /usr, which is known only
+# when installing (WarrenInstallLayout.cmake): this code runs first and sets the two directories,
+# without their leading slash, for the DESTINATIONs below ("/${...}", so that CMake treats them
+# as the absolute paths they are, DESTDIR and cpack's staging included).
+install(CODE "set(warren_sysconfdir_choice \"${WARREN_INSTALL_SYSCONFDIR}\")
+set(warren_unitdir_choice \"${WARREN_INSTALL_SYSTEMD_UNITDIR}\")" COMPONENT runtime)
+install(CODE [[
+  function(warren_install_dir choice packaged under_prefix out)
+    if(choice STREQUAL "")
+      if(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
+        set(choice "${packaged}")
+      else()
+        set(choice "${CMAKE_INSTALL_PREFIX}/${under_prefix}")
+      endif()
+    elseif(NOT IS_ABSOLUTE "${choice}")
+      set(choice "${CMAKE_INSTALL_PREFIX}/${choice}")
+    endif()
+    string(REGEX REPLACE "^/+" "" choice "${choice}")
+    set(${out} "${choice}" PARENT_SCOPE)
+  endfunction()
+  warren_install_dir("${warren_sysconfdir_choice}" /etc/warren etc/warren warren_sysconfdir)
+  warren_install_dir("${warren_unitdir_choice}" /lib/systemd/system lib/systemd/system
+                     warren_unitdir)
+]] COMPONENT runtime)
 install(FILES ${PROJECT_SOURCE_DIR}/conf/warren.toml
-        DESTINATION ${WARREN_INSTALL_SYSCONFDIR} PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
+        DESTINATION "/\${warren_sysconfdir}"
+        PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
         COMPONENT runtime)
 install(DIRECTORY DESTINATION ${WARREN_INSTALL_PLUGINDIR} COMPONENT runtime)
 # The example plugins in it: warren_install_plugin() in plugins/order_email, plugins/sales_ranking.
 install(FILES ${PROJECT_SOURCE_DIR}/docs/operations.md
         DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/warren COMPONENT runtime)
 install(FILES ${WARREN_PACKAGING_DIR}/systemd/warren.service ${WARREN_PACKAGING_DIR}/systemd/warren@.service
-        DESTINATION ${WARREN_INSTALL_SYSTEMD_UNITDIR} COMPONENT runtime)
+        DESTINATION "/\${warren_unitdir}" COMPONENT runtime)
 
 # ---- dev: SDK, harness, CMake package ---------------------------------------------------------
 set_target_properties(warren_sdk PROPERTIES EXPORT_NAME sdk)
