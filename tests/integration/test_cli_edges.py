@@ -72,6 +72,7 @@ def test_dlq_replay_of_a_letter_whose_replay_count_is_not_a_number_counts_it_as_
         name = "w"
         plugin = "scripted"
         queue = "{work}"
+        allow_message_loss = true
         """)
 
     result = warren_cli("dlq", "replay", "-c", config, "--worker", "w", "--queue", dead,

@@ -400,6 +400,7 @@ def test_DlqReplay_OriginalRoute_GoesToEveryQueueBoundThere_TheDefaultOnlyToTheW
         name = "w"
         plugin = "scripted"
         queue = "{work}"
+        allow_message_loss = true
         """))
 
     def replay(*args: str) -> subprocess.CompletedProcess:
@@ -433,6 +434,7 @@ def standalone_config(tmp_path, work_queue: str) -> str:
         name = "w"
         plugin = "scripted"
         queue = "{work_queue}"
+        allow_message_loss = true
         """))
     return str(config)
 

@@ -1,14 +1,15 @@
 """The RabbitMQ transport at its edges (issue 3), against the real test broker: a consumer the
 broker cancels because its queue was deleted, a channel the broker closes on consumer_timeout,
-publishing under the broker's memory alarm (connection.blocked), failover over `[broker] hosts`,
-and where the broker password may come from (WARREN_BROKER_PASSWORD, password_file, the uri)
-without ever reaching a log.
+publishing under the broker's memory alarm (connection.blocked), dead letters that cannot be
+published, retries returned by a damaged delay level, failover over `[broker] hosts`, and where
+the broker password may come from (WARREN_BROKER_PASSWORD, password_file, the uri) without ever
+reaching a log.
 
 Each test runs its own `warren run` (the scripted test plugin) with queues, exchanges and a broker
-user of unique names, deleted afterwards. The memory-alarm test changes the whole broker (every
-publishing connection is blocked while it runs), as does the consumer_timeout test (every channel
-opened meanwhile gets a 5 s timeout); both restore it in a finally: ctest runs this file
-RUN_SERIAL.
+user of unique names, deleted afterwards. The memory-alarm tests change the whole broker (every
+publishing connection is blocked while they run), as does the consumer_timeout test (every channel
+opened meanwhile gets a 5 s timeout) and the damaged delay level (every retry published meanwhile
+is returned); each restores it in a finally: ctest runs this file RUN_SERIAL.
 """
 
 import re
@@ -19,8 +20,9 @@ import pika.exceptions
 import pytest
 
 from testkit_cleanup import created  # noqa: F401,F811 (a fixture)
-from testkit_config import (broker_uri_and_password, classic_queue, cli_environment,
-                            quorum_queue, scripted_worker, warren_config, warren_options)
+from testkit_config import (apply_topology, broker_uri_and_password, classic_queue,
+                            cli_environment, quorum_queue, scripted_worker, warren_config,
+                            warren_options)
 from testkit_metrics import scrape, value
 from testkit_traffic import Tally
 from testkit_transport import (BrokerUser, broker_user, memory_alarm, rabbit_settings,
@@ -347,6 +349,132 @@ def test_MemoryAlarm_HandlerPublishTimesOutConsumingGoesOnAndPublishingResumesAf
     assert set(bodies) == {publishing, "from the cli", *after}, bodies
     assert all(bodies.count(i) == 1 for i in after), bodies
     assert process.running(), process.describe()
+
+
+def test_MemoryAlarm_DeadLettersCannotBePublished_ClassicQueueLosesNoneAllTenEndInTheDlq(
+        broker, created, warren, tmp_path, record_file):
+    # Issue 19, defect 1: the dead letters of a worker on a classic queue (no dead-letter exchange
+    # of its own; the worker's is Warren's to publish to) time out under the memory alarm. The host
+    # used to reject them "so that the broker dead-letters them": a classic queue without a
+    # dead-letter exchange drops them. Now each is requeued after a backoff, held unacked
+    # meanwhile, and dead-lettered once the alarm is gone.
+    queue, trigger_queue = created.queue("edges-dl-blocked"), created.queue("edges-dl-trigger")
+    sink = created.queue("edges-dl-trigger-sink")
+    dead_exchange = created.exchange("edges-dl-blocked-dlx")
+    dead_queue = created.queue("edges-dl-blocked-dlq")
+    gate = tmp_path / "gate"
+    failing = scripted_worker("edges-dl-blocked", queue, record_file, prefetch=10, concurrency=10,
+                              default_action="permanent", dead_letter_exchange=dead_exchange,
+                              dead_letter_queue=dead_queue)
+    failing["settings"]["gate_file"] = str(gate)
+    # The trigger's publish is the first of the publishing connection: it leaves before the broker
+    # blocks the connection, which then holds every later publish back.
+    trigger = scripted_worker("edges-dl-trigger", trigger_queue, default_action=f"publish::{sink}")
+    del trigger["allow_message_loss"]  # its queue's allow_message_loss says it
+    config = warren_config(
+        exchanges=[{"name": dead_exchange, "type": "fanout"}],
+        queues=[{"name": queue, "type": "classic"}, quorum_queue(trigger_queue),
+                classic_queue(sink)],
+        workers=[failing, trigger],
+        broker={"publish_timeout": f"{PUBLISH_TIMEOUT:g}s"})
+    apply_topology(config, tmp_path)
+    # Staged before the alarm, which blocks the test's publishing too.
+    ids = broker.publish_many("", queue, 10, prefix="edges-dl-blocked")
+    broker.publish("", trigger_queue, "trigger")
+
+    failed = re.compile(r"dead letter could not be published to '" + re.escape(dead_exchange))
+    with memory_alarm(broker):
+        process = warren(config, **warren_options())
+        process.wait_for_log(r"the broker blocks publishing")
+        gate.touch()  # now the ten fail for good, and their dead letters wait behind the block
+        wait_handled(record_file, ids)
+        wait_until(lambda: len(failed.findall(process.logs())) >= len(ids), 30,
+                   what=lambda: f"{len(ids)} failed dead-letter publishes: {process.describe()}")
+        assert broker.message_count(dead_queue) == 0, "a dead letter got through the alarm"
+
+    letters: List = []
+
+    def every_one_dead_lettered() -> bool:
+        while (letter := broker.get(dead_queue)) is not None:
+            letters.append(letter)
+        return set(ids) <= {letter.message_id for letter in letters}
+
+    wait_until(every_one_dead_lettered, 60,
+               what=lambda: f"{len(set(ids) & {m.message_id for m in letters})} of {len(ids)} "
+                            f"dead letters in {dead_queue}: {process.describe()}")
+    assert {letter.message_id for letter in letters} == set(ids)
+    assert len(letters) == len(ids), "a dead letter was published twice"
+    assert all("scripted permanent failure" in str(letter.headers.get("x-warren-error"))
+               for letter in letters), [letter.headers for letter in letters]
+    wait_until(lambda: broker.message_count(queue) == 0, 15,
+               what=lambda: f"{queue} empty: {broker.message_count(queue)} left")
+    assert re.search(r"could not dead_letter the message: its dead letter could not be "
+                     r"published to .*then requeued as it is", process.logs()), process.describe()
+    print(f"{len(letters)} dead letters of {len(ids)} messages")
+    assert process.terminate() == 0, process.describe()
+
+
+# Issue 19, defect 6: the exchange-to-exchange binding by which a retry skips the top delay level
+# (bit 27 clear: every delay under 155 days). Without it every retry is returned unroutable.
+DELAY_TOP, DELAY_NEXT, SKIP_TOP_LEVEL = "warren.delay.27", "warren.delay.26", "0.#"
+RETRY_ATTEMPTS = 3
+
+
+def delay_level_bound(broker: Broker) -> bool:
+    bindings = broker.rabbitmqctl("list_bindings", "--quiet", "--no-table-headers", "source_name",
+                                  "destination_name", "routing_key")
+    return f"{DELAY_TOP}\t{DELAY_NEXT}\t{SKIP_TOP_LEVEL}" in bindings.splitlines()
+
+
+def test_DelayLevelUnbound_RetryReturned_RequeuedWithBackoffRepairedAndGoesOnToItsDeadLetter(
+        broker, created, warren, record_file):
+    # With the delay levels damaged, a retry publish is returned. The host used to requeue the
+    # message at once: back in the handler at once, with the same attempt, forever on a classic
+    # queue (thousands of calls a minute). Now it declares the delay levels again and requeues
+    # the message after a backoff; the message goes on to its next attempts and its dead letter.
+    queue = created.queue("edges-retry-unrouted")
+    dead_exchange = created.exchange("edges-retry-unrouted-dlx")
+    dead_queue = created.queue("edges-retry-unrouted-dlq")
+    config = warren_config(
+        exchanges=[{"name": dead_exchange, "type": "fanout"}],
+        queues=[classic_queue(queue)],
+        workers=[scripted_worker("edges-retry-unrouted", queue, record_file,
+                                 default_action="throw", dead_letter_exchange=dead_exchange,
+                                 dead_letter_queue=dead_queue,
+                                 retry={"max_attempts": RETRY_ATTEMPTS, "backoff": "fixed",
+                                        "initial": "200ms", "jitter": 0})])
+    process = warren(config, **warren_options())
+    process.wait_ready(timeout=30)
+    broker.channel().exchange_unbind(destination=DELAY_NEXT, source=DELAY_TOP,
+                                     routing_key=SKIP_TOP_LEVEL)
+    try:
+        [message_id] = broker.publish_many("", queue, 1, prefix="edges-retry-unrouted")
+        # One call per attempt, plus the one (or, on a busy machine, two) whose retry was
+        # returned before the repair; far fewer than a tight requeue loop makes in a second.
+        bound = RETRY_ATTEMPTS + 3
+        wait_until(lambda: broker.message_count(dead_queue) == 1
+                   or record_file.count_by_id()[message_id] > bound, 60,
+                   what=lambda: f"the dead letter of {message_id} "
+                                f"({record_file.count_by_id()[message_id]} calls so far): "
+                                f"{process.describe()}")
+        calls = record_file.count_by_id()[message_id]
+        assert calls <= bound, f"{calls} calls of one message with {RETRY_ATTEMPTS} attempts: " \
+                               f"requeued without a backoff"
+        [letter] = broker.drain(dead_queue, expect=1)
+        assert letter.message_id == message_id
+        assert letter.headers.get("x-warren-attempt") == str(RETRY_ATTEMPTS), letter.headers
+        assert delay_level_bound(broker), "the host did not bind the delay level again"
+        logs = process.logs()
+        assert re.search(r"a retry was returned unroutable: declared the retry delay levels",
+                         logs), process.describe()
+        assert re.search(r"its retry could not be published into the delay levels .*then "
+                         r"requeued as it is", logs), process.describe()
+        assert "stays unacked and the broker will redeliver it" not in logs, process.describe()
+        print(f"{calls} calls of {message_id} with {RETRY_ATTEMPTS} attempts")
+        assert process.terminate() == 0, process.describe()
+    finally:
+        broker.channel().exchange_bind(destination=DELAY_NEXT, source=DELAY_TOP,
+                                       routing_key=SKIP_TOP_LEVEL)
 
 
 # ---- 3. failover ---------------------------------------------------------------------------------

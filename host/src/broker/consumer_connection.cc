@@ -78,11 +78,21 @@ void ConsumerConnection::close() {
   stop_loop();
 }
 
-void ConsumerConnection::settle(const DeliveryToken& token, SettleAction action) {
+void ConsumerConnection::settle(const DeliveryToken& token, SettleAction action,
+                                std::chrono::milliseconds after) {
   Command command;
   command.kind = Command::Kind::settle;
   command.token = token;
   command.action = action;
+  if (after > std::chrono::milliseconds(0))
+    command.due = DeferredSettlements::Clock::now() + after;
+  commands_.push(std::move(command));
+}
+
+void ConsumerConnection::repair_retry_routes(std::size_t subscription) {
+  Command command;
+  command.kind = Command::Kind::repair_retry_routes;
+  command.token.subscription = subscription;
   commands_.push(std::move(command));
 }
 
@@ -179,6 +189,7 @@ void ConsumerConnection::on_loop_exit() {
 // --- Settlements and control commands ---
 
 void ConsumerConnection::service_commands() {
+  settle_deferred(deferred_.take_due(DeferredSettlements::Clock::now()));
   apply(commands_.take());
 }
 
@@ -186,7 +197,17 @@ void ConsumerConnection::apply(std::vector<Command> commands) {
   // One command at a time: a connection lost while applying one must not swallow the ones after
   // it (a cancel or close among them would be forgotten, and the next connection would consume
   // again during the shutdown). After the loss, settlements are dropped as stale.
+  const auto now = DeferredSettlements::Clock::now();
+  std::vector<std::size_t> repairs;  // one repair for every request of this turn
   for (auto& command : commands) {
+    if (command.kind == Command::Kind::settle && command.due > now) {
+      deferred_.add({command.token, command.action, command.due});
+      continue;
+    }
+    if (command.kind == Command::Kind::repair_retry_routes) {
+      repairs.push_back(command.token.subscription);
+      continue;
+    }
     try {
       apply_one(command);
     } catch (const ConnectionLost& e) {
@@ -196,9 +217,21 @@ void ConsumerConnection::apply(std::vector<Command> commands) {
       command.done->set_value();
   }
   try {
+    if (!repairs.empty())
+      repair_retry_routes_now(repairs);
     flush_acks();
   } catch (const ConnectionLost& e) {
     on_connection_lost(e.what());
+  }
+}
+
+void ConsumerConnection::settle_deferred(const std::vector<DeferredSettlements::Entry>& entries) {
+  for (const auto& entry : entries) {
+    try {
+      settle_now(entry.token, entry.action);  // after a loss: stale, dropped and counted
+    } catch (const ConnectionLost& e) {
+      on_connection_lost(e.what());
+    }
   }
 }
 
@@ -211,8 +244,13 @@ void ConsumerConnection::apply_one(const Command& command) {
       cancel_all();
       return;
     case Command::Kind::close:
+      // What waits for its backoff goes now: the broker would requeue it at the close anyway,
+      // but an explicit requeue is processed before the channel closes.
+      settle_deferred(deferred_.take_all());
       close_gracefully();
       finish_loop();
+      return;
+    case Command::Kind::repair_retry_routes:  // batched by apply()
       return;
   }
 }

@@ -17,6 +17,10 @@
 // the reason (logged once) and tried again on a backoff of its own (subscriber_state.h), while
 // the other workers' channels, deliveries and acks are untouched. Only at start does a refused
 // queue fail start(), as a refused topology does.
+//
+// A settlement may be held back for a while (a requeue after a backoff: deferred_settlements.h,
+// issue 19, defects 1 and 6), and the retry routes (the delay levels and a worker's delivery
+// binding) can be declared again on request, when a retry came back unroutable.
 #pragma once
 
 #include <atomic>
@@ -30,6 +34,7 @@
 #include <vector>
 
 #include "broker/ack_ledger.h"
+#include "broker/deferred_settlements.h"
 #include "broker/io_loop.h"
 #include "broker/subscriber_state.h"
 #include "broker/topology.h"
@@ -78,14 +83,22 @@ class ConsumerConnection final : private IoLoop {
   // From any thread: whether `token`'s channel incarnation is still the current one.
   bool is_current(const DeliveryToken& token) const noexcept { return ledger_.is_current(token); }
 
-  // From any thread.
-  void settle(const DeliveryToken& token, SettleAction action);
+  // From any thread. With `after`, the delivery stays unacked (in its prefetch slot) that long
+  // first; close() sends such a settlement at once.
+  void settle(const DeliveryToken& token, SettleAction action,
+              std::chrono::milliseconds after = std::chrono::milliseconds(0));
+  // From any thread: declares the retry delay levels and the delivery binding of `subscription`'s
+  // queue again, on the I/O thread (at most once a second; requests in between are dropped, as
+  // the repair just done covers them). A retry publish came back unroutable: someone deleted or
+  // unbound part of them.
+  void repair_retry_routes(std::size_t subscription);
 
  private:
   struct Command {
-    enum class Kind { settle, cancel, close } kind = Kind::settle;
-    DeliveryToken token;
+    enum class Kind { settle, cancel, close, repair_retry_routes } kind = Kind::settle;
+    DeliveryToken token;  // settle; repair_retry_routes: only its subscription
     SettleAction action = SettleAction::ack;
+    DeferredSettlements::Clock::time_point due{};  // settle: not before
     std::shared_ptr<std::promise<void>> done;
   };
   // IoLoop hooks.
@@ -111,6 +124,8 @@ class ConsumerConnection final : private IoLoop {
   void apply(std::vector<Command> commands);
   void apply_one(const Command& command);
   void settle_now(const DeliveryToken& token, SettleAction action);
+  void settle_deferred(const std::vector<DeferredSettlements::Entry>& entries);
+  void repair_retry_routes_now(const std::vector<std::size_t>& subscriptions);
   void flush_acks();
   void on_delivery(std::size_t index, const amqp_frame_t& frame);
   void on_cancelled(const std::string& consumer_tag);
@@ -139,7 +154,9 @@ class ConsumerConnection final : private IoLoop {
   // I/O thread state.
   std::vector<SubscriberState> subscribers_;  // index i consumes on consumer_channel(i)
   std::vector<bool> prepared_;                // by the last prepare_connection(): queue ready
-  bool cancelled_ = false;                    // stop_consuming() ran: do not subscribe again
+  DeferredSettlements deferred_;              // settlements held back until their time
+  std::chrono::steady_clock::time_point last_route_repair_{};
+  bool cancelled_ = false;  // stop_consuming() ran: do not subscribe again
 
   // First setup result, for start().
   std::mutex first_setup_mutex_;

@@ -1,6 +1,7 @@
 // See consumer_connection.h. This file: each worker's subscription on the consuming connection,
 // on its own (issue 19, defect 5): making its queue ready, consuming, losing its consumer or its
-// channel, trying again on its own backoff, and what readiness says about it.
+// channel, trying again on its own backoff, what readiness says about it, and repairing its
+// retry routes (issue 19, defect 6).
 #include "broker/consumer_connection.h"  // first: it includes <amqp.h> before <amqp_framing.h>
 
 #include <amqp_framing.h>
@@ -17,6 +18,10 @@ namespace warren::broker {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Repairs of the retry routes are at least this far apart: every retry published before one is
+// returned too, and needs none of its own.
+constexpr auto kRouteRepairInterval = std::chrono::seconds(1);
 
 void open_channel(AmqpConnection& connection, ChannelNumber channel, const std::string& what) {
   amqp_channel_open(connection.state(), channel);
@@ -224,6 +229,48 @@ void ConsumerConnection::retry_due_subscriptions() {
     }
     update_ready();
   }
+}
+
+// A retry came back unroutable (someone deleted or unbound part of the delay levels, or the
+// binding that brings the worker's retries back): the same declarations as at connect, again, on
+// the topology channel. Retries published before this repair come back too; their requeue and
+// backoff bring them round again, so requests closer together than kRouteRepairInterval are
+// dropped. A refusal is logged: the retries go on failing, requeued with backoff, until the cause
+// is fixed.
+void ConsumerConnection::repair_retry_routes_now(const std::vector<std::size_t>& subscriptions) {
+  const auto now = Clock::now();
+  if (connection() == nullptr || now - last_route_repair_ < kRouteRepairInterval)
+    return;  // not connected: the next connection declares all of it anyway
+  last_route_repair_ = now;
+  std::vector<std::string> queues;
+  for (const std::size_t index : subscriptions) {
+    if (index >= subscribers_.size() || !subscribers_[index].consuming())
+      continue;  // its queue is not ready: preparing it again binds it (retry_due_subscriptions)
+    const std::string& queue = subscribers_[index].queue();
+    if (std::find(queues.begin(), queues.end(), queue) == queues.end())
+      queues.push_back(queue);
+  }
+  std::string described = "the retry delay levels";
+  if (!queues.empty())
+    described += " and the delivery binding of queue(s)";
+  for (const auto& queue : queues)
+    described += " '" + queue + "'";
+  AmqpConnection& current = *connection();
+  open_channel(current, kTopologyChannel, "opening the topology channel");
+  try {
+    topology_.declare_retry_routes(current, kTopologyChannel, queues);
+  } catch (const TopologyError& e) {
+    if (!acknowledge_channel_close(current, kTopologyChannel))
+      throw ConnectionLost(std::string("declaring the retry routes again: ") + e.what());
+    observability::log_error("a retry was returned unroutable, and declaring " + described +
+                             " again failed: " + e.what() +
+                             ". Retries are requeued with backoff until this is fixed");
+    return;
+  }
+  amqp_channel_close(current.state(), kTopologyChannel, AMQP_REPLY_SUCCESS);
+  current.check(current.last_reply(), "closing the topology channel");
+  observability::log_warn("a retry was returned unroutable: declared " + described +
+                          " again (were they deleted or unbound?)");
 }
 
 }  // namespace warren::broker

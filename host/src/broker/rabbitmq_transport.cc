@@ -7,8 +7,19 @@
 #include "observability/log.h"
 #include "observability/timestamp.h"
 #include "transport/failure_headers.h"
+#include "transport/ids.h"
 
 namespace warren::broker {
+namespace {
+
+// A publish error that a declaration may cure: the broker returned the message unroutable (a
+// binding gone) or refused it (an exchange gone).
+bool route_broken(const transport::PublishError& error) {
+  return error.reason() == transport::PublishError::Reason::returned ||
+         error.reason() == transport::PublishError::Reason::nacked;
+}
+
+}  // namespace
 
 class RabbitMqTransport::Delivery final : public transport::Delivery {
  public:
@@ -69,6 +80,12 @@ RabbitMqTransport::~RabbitMqTransport() {
 
 void RabbitMqTransport::start(const std::vector<transport::Subscription>& subscriptions) {
   subscriptions_ = subscriptions;
+  // A requeue waits at most a quarter of the broker's consumer_timeout, which would close the
+  // worker's channel over a delivery held unacked longer.
+  requeue_backoff_ = std::make_unique<RequeueBackoff>(
+      subscriptions.size(),
+      transport::reconnect_policy(config_.broker.reconnect_initial, config_.broker.reconnect_max),
+      std::chrono::duration_cast<std::chrono::milliseconds>(config_.broker.consumer_timeout / 4));
   ConsumerOptions options{io_loop_options(config_, "consumer")};
   consumer_ = std::make_unique<ConsumerConnection>(
       std::move(options), config_, subscriptions,
@@ -158,11 +175,27 @@ void RabbitMqTransport::retry_later(const Delivery& delivery,
   try {
     publisher_->publish(retry);
   } catch (const transport::PublishError& e) {
-    consumer_->settle(delivery.token(), SettleAction::requeue);
-    throw transport::TransportError(std::string("the retry could not be scheduled (") + e.what() +
-                                    "); the message was requeued as it is");
+    std::string what =
+        std::string("its retry could not be published into the delay levels (") + e.what() + ")";
+    if (route_broken(e)) {
+      consumer_->repair_retry_routes(delivery.token().subscription);
+      what += "; the host declares the delay levels and the queue's delivery binding again";
+    }
+    requeue_after_backoff(delivery, what);
   }
+  requeue_backoff_->succeeded(delivery.token().subscription);
   consumer_->settle(delivery.token(), SettleAction::ack);
+}
+
+void RabbitMqTransport::requeue_after_backoff(const Delivery& delivery,
+                                              const std::string& what_failed) {
+  const auto wait =
+      requeue_backoff_->failed(delivery.token().subscription, transport::random_unit());
+  consumer_->settle(delivery.token(), SettleAction::requeue, wait);
+  throw transport::SettledOtherwise(transport::Settlement::Kind::requeue,
+                                    what_failed + "; the message is held for " +
+                                        std::to_string(wait.count()) +
+                                        " ms, then requeued as it is (this attempt runs again)");
 }
 
 void RabbitMqTransport::dead_letter(const Delivery& delivery,
@@ -176,12 +209,20 @@ void RabbitMqTransport::dead_letter(const Delivery& delivery,
                                    ? subscription.dead_letter_exchange
                                    : (queue != nullptr ? queue->dead_letter_exchange : "");
   if (exchange.empty()) {
-    observability::log(observability::LogLevel::warn,
-                       observability::LogFields::for_worker(settlement.worker),
-                       "queue '" + original.queue +
-                           "' has no dead-letter exchange: the message is rejected and lost");
-    consumer_->settle(delivery.token(), SettleAction::reject);
-    return;
+    const config::WorkerConfig* worker = config_.find_worker(subscription.worker);
+    if ((worker != nullptr && worker->allow_message_loss) ||
+        (queue != nullptr && queue->allow_message_loss)) {
+      observability::log(
+          observability::LogLevel::error, observability::LogFields::for_worker(settlement.worker),
+          "neither worker '" + subscription.worker + "' nor queue '" + original.queue +
+              "' has a dead-letter exchange: the message is rejected, and lost "
+              "unless the queue has one on the broker (allow_message_loss = true)");
+      consumer_->settle(delivery.token(), SettleAction::reject);
+      return;
+    }
+    // `warren check` refuses such a worker; a config made in code can still get here.
+    requeue_after_backoff(delivery, "neither worker '" + subscription.worker + "' nor queue '" +
+                                        original.queue + "' has a dead-letter exchange");
   }
   transport::OutboundMessage dead = transport::republished_copy(original, is_broker_death_header);
   dead.exchange = exchange;
@@ -194,13 +235,11 @@ void RabbitMqTransport::dead_letter(const Delivery& delivery,
   try {
     publisher_->publish(dead);
   } catch (const transport::PublishError& e) {
-    observability::log(observability::LogLevel::error,
-                       observability::LogFields::for_worker(settlement.worker),
-                       std::string("dead letter could not be published to '") + exchange + "' (" +
-                           e.what() + "); rejecting it so the broker dead-letters it");
-    consumer_->settle(delivery.token(), SettleAction::reject);
-    return;
+    // Not rejected: without a dead-letter exchange of its own, the queue would drop it.
+    requeue_after_backoff(delivery, std::string("its dead letter could not be published to '") +
+                                        exchange + "' (" + e.what() + ")");
   }
+  requeue_backoff_->succeeded(delivery.token().subscription);
   consumer_->settle(delivery.token(), SettleAction::ack);
 }
 

@@ -7,6 +7,16 @@
 //                   wait for the confirm, then ack the original: never the other way round
 //   dead_letter  -> publish to the worker's dead-letter exchange with the x-warren-* headers,
 //                   wait for the confirm, then ack the original
+//
+// When that publish fails (a memory alarm, the publisher reconnecting, a route deleted), the
+// original is never rejected (on a queue without a dead-letter exchange of its own the broker
+// would drop it) nor requeued at once (it would be back in the handler at once, with the same
+// attempt, for as long as the route stays broken): it is requeued after a backoff
+// (requeue_backoff.h), held unacked meanwhile by the consumer's I/O thread
+// (deferred_settlements.h), and settle() throws SettledOtherwise saying so. A retry the broker
+// returned unroutable, or refused (its delay exchange missing), also has the retry routes
+// declared again (issue 19, defects 1 and 6). Only a worker allowed to lose messages
+// (allow_message_loss) and without a dead-letter exchange has its dead letters rejected.
 #pragma once
 
 #include <memory>
@@ -15,6 +25,7 @@
 
 #include "broker/consumer_connection.h"
 #include "broker/publisher_connection.h"
+#include "broker/requeue_backoff.h"
 #include "config/config.h"
 #include "observability/health.h"
 #include "observability/metrics.h"
@@ -47,6 +58,9 @@ class RabbitMqTransport final : public transport::Transport {
                         std::string_view what_is_skipped);
   void retry_later(const Delivery& delivery, const transport::Settlement& settlement);
   void dead_letter(const Delivery& delivery, const transport::Settlement& settlement);
+  // The republish for `delivery` failed: requeue it after the worker's backoff, and throw
+  // SettledOtherwise with `what_failed` and what happens now.
+  [[noreturn]] void requeue_after_backoff(const Delivery& delivery, const std::string& what_failed);
 
   const config::Config& config_;
   observability::Metrics* metrics_;
@@ -54,6 +68,7 @@ class RabbitMqTransport final : public transport::Transport {
   std::vector<transport::Subscription> subscriptions_;
   std::unique_ptr<PublisherConnection> publisher_;
   std::unique_ptr<ConsumerConnection> consumer_;
+  std::unique_ptr<RequeueBackoff> requeue_backoff_;  // made by start()
 };
 
 // Options shared by both connections, from [broker].

@@ -40,6 +40,12 @@ void bind_queue(AmqpConnection& connection, amqp_channel_t channel, const std::s
   }
 }
 
+// The binding that brings a queue's retries back from the delay levels.
+void bind_delivery(AmqpConnection& connection, amqp_channel_t channel, const std::string& queue) {
+  bind_queue(connection, channel, queue, std::string(kDelayDeliveryExchange),
+             delay_delivery_pattern(queue), {});
+}
+
 // The routing key that catches every dead letter on an exchange of this type.
 std::string catch_all_key(const config::Config& config, const std::string& exchange,
                           const std::string& dead_letter_routing_key) {
@@ -256,9 +262,15 @@ std::string TopologyDeclarer::prepare_consumed(AmqpConnection& connection, amqp_
   } else {
     check_queue_exists(connection, channel, queue, worker);
   }
-  bind_queue(connection, channel, actual, std::string(kDelayDeliveryExchange),
-             delay_delivery_pattern(actual), {});
+  bind_delivery(connection, channel, actual);
   return actual;
+}
+
+void TopologyDeclarer::declare_retry_routes(AmqpConnection& connection, amqp_channel_t channel,
+                                            const std::vector<std::string>& queues) const {
+  declare_delay_levels(connection, channel);
+  for (const auto& queue : queues)
+    bind_delivery(connection, channel, queue);
 }
 
 std::vector<std::string> TopologyDeclarer::describe() const {

@@ -50,6 +50,13 @@ class TopologyDeclarer {
                                const std::string& queue, const std::string& worker,
                                const QueueNames& declared) const;
 
+  // What a retry needs to come back, declared again: the delay levels, and the delivery binding
+  // of each of `queues` (names on the broker). For repairing them while running, when a retry
+  // publish is returned unroutable (someone deleted or unbound part of them). Throws
+  // TopologyError (the broker closed `channel`) or ConnectionLost.
+  void declare_retry_routes(AmqpConnection& connection, amqp_channel_t channel,
+                            const std::vector<std::string>& queues) const;
+
   // A human summary of what declare() would do (for `warren topology apply --dry-run`).
   std::vector<std::string> describe() const;
 

@@ -159,6 +159,10 @@ struct WorkerConfig {
   std::map<std::string, std::string> settings;  // scalars rendered as strings
   std::string dead_letter_exchange;             // default: the queue's dead_letter_exchange
   std::string dead_letter_queue;  // declared and bound to the dead-letter exchange when set
+  // Without a dead-letter exchange (the worker's or its queue's), what the worker dead-letters is
+  // rejected: dropped, unless the queue has one on the broker. RabbitMQ only; without it (nor the
+  // queue's allow_message_loss) such a worker is refused.
+  bool allow_message_loss = false;
   std::optional<IdempotencyConfig> idempotency;
   // A message that was inside this worker's handler when the host died this many times is
   // dead-lettered instead of run again (crash accounting, runtime/crash_watch.h).

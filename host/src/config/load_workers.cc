@@ -66,6 +66,30 @@ void read_idempotency(TableReader& worker_entry, const LoadContext& context, Wor
   });
 }
 
+// On RabbitMQ, a worker must have somewhere to dead-letter (issue 19, defect 1): the message
+// would otherwise be rejected, and a queue without a dead-letter exchange of its own drops it. A
+// queue the config does not declare may have one on the broker (a policy), which Warren cannot
+// see: that needs allow_message_loss too. (The in-memory transport, for tests and demos, is left
+// alone; the table queues keep a final failure as a `dead` row.)
+void check_dead_letter_target(TableReader& entry, const Config& config,
+                              const WorkerConfig& worker) {
+  if (config.broker.transport != BrokerConfig::Transport::rabbitmq || worker.queue.empty() ||
+      !worker.dead_letter_exchange.empty() || worker.allow_message_loss)
+    return;
+  const QueueConfig* queue = config.find_queue(worker.queue);
+  if (queue != nullptr && (!queue->dead_letter_exchange.empty() || queue->allow_message_loss))
+    return;
+  entry.report("dead_letter_exchange",
+               "worker " + in_quotes(worker.name) +
+                   " dead-letters into nothing: neither it nor queue " + in_quotes(worker.queue) +
+                   " has a dead_letter_exchange, so a message that fails for good (PermanentError, "
+                   "Outcome::dead_letter, its last attempt, max_crashes) would be dropped. Set "
+                   "dead_letter_exchange (declared in [[exchanges]]) on this worker" +
+                   (queue != nullptr ? " or on queue " + in_quotes(worker.queue) : std::string()) +
+                   ", with a dead_letter_queue to keep the letters for `warren dlq`; or set "
+                   "allow_message_loss = true to accept the loss");
+}
+
 void read_worker_keys(TableReader& entry, const LoadContext& context, const Config& config,
                       WorkerConfig& worker) {
   if (entry.require("name") && entry.read_non_empty_string("name", worker.name)) {
@@ -98,7 +122,7 @@ void read_worker_keys(TableReader& entry, const LoadContext& context, const Conf
   read_settings(entry, "settings", worker.settings);
   if (is_table_queue(config.broker)) {
     refuse_rabbitmq_only_keys(
-        entry, {"dead_letter_exchange", "dead_letter_queue"}, config.broker,
+        entry, {"dead_letter_exchange", "dead_letter_queue", "allow_message_loss"}, config.broker,
         "a message that fails for good is a `dead` row of its queue, where `warren dlq` finds it");
     if (!worker.queue.empty() && config.find_queue(worker.queue) == nullptr) {
       entry.report("queue", "queue " + in_quotes(worker.queue) +
@@ -125,6 +149,8 @@ void read_worker_keys(TableReader& entry, const LoadContext& context, const Conf
                        in_quotes(worker.queue));
     }
   }
+  entry.read_bool("allow_message_loss", worker.allow_message_loss);
+  check_dead_letter_target(entry, config, worker);
   if (!worker.queue.empty()) {
     check_consumable_name(entry, "queue", worker.queue, config.find_queue(worker.queue));
   }

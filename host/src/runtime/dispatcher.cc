@@ -277,27 +277,40 @@ void Dispatcher::remember_processed(ProcessingClaim& claim,
   }
 }
 
+void Dispatcher::count_settled(transport::Settlement::Kind kind) noexcept {
+  switch (kind) {
+    case transport::Settlement::Kind::ack:
+      metrics_.settled_ack->Increment();
+      break;
+    case transport::Settlement::Kind::retry_later:
+      metrics_.settled_retry->Increment();
+      break;
+    case transport::Settlement::Kind::dead_letter:
+      metrics_.settled_dead_letter->Increment();
+      break;
+    case transport::Settlement::Kind::requeue:
+      metrics_.settled_requeue->Increment();
+      break;
+  }
+}
+
 bool Dispatcher::settle(transport::Delivery& delivery, const transport::Settlement& settlement,
                         std::string_view trace_id) noexcept {
   bool settled = false;
+  std::string failure;
   try {
     delivery.settle(settlement);
-    switch (settlement.kind) {
-      case transport::Settlement::Kind::ack:
-        metrics_.settled_ack->Increment();
-        break;
-      case transport::Settlement::Kind::retry_later:
-        metrics_.settled_retry->Increment();
-        break;
-      case transport::Settlement::Kind::dead_letter:
-        metrics_.settled_dead_letter->Increment();
-        break;
-      case transport::Settlement::Kind::requeue:
-        metrics_.settled_requeue->Increment();
-        break;
-    }
+    count_settled(settlement.kind);
     settled = true;
+  } catch (const transport::SettledOtherwise& e) {
+    // The transport says what it did instead (requeued after a backoff, say): counted as that.
+    count_settled(e.instead());
+    failure = std::string("could not ") + to_string(settlement.kind) + " the message: " + e.what();
   } catch (const std::exception& e) {
+    failure = std::string("could not ") + to_string(settlement.kind) +
+              " the message; it stays unacked and the broker will redeliver it: " + e.what();
+  }
+  if (!failure.empty()) {
     // A message settled without being handled (drain, requeue) has no context: read its trace.
     const std::string own_trace_id =
         trace_id.empty() ? TraceContext::from_headers(delivery.message().headers).trace_id
@@ -305,8 +318,7 @@ bool Dispatcher::settle(transport::Delivery& delivery, const transport::Settleme
     observability::log(
         observability::LogLevel::error,
         {options_.worker, delivery.message().message_id, settlement.attempt, own_trace_id},
-        std::string("could not ") + to_string(settlement.kind) +
-            " the message; it stays unacked and the broker will redeliver it: " + e.what());
+        failure);
   }
   metrics_.in_flight->Decrement();
   in_flight_.fetch_sub(1);

@@ -110,9 +110,11 @@ class Dispatcher final : public transport::DeliverySink {
   void dead_letter_crasher(transport::Delivery& delivery, const CrashIdentity& identity,
                            const CrashRecord& record, const TraceContext& trace);
   // trace_id: for the log line if settling fails (empty: read from the message's headers).
-  // True when the transport took the settlement.
+  // True when the transport took the settlement (false too when it settled it otherwise: a
+  // retry or dead letter it could not publish and requeued instead).
   bool settle(transport::Delivery& delivery, const transport::Settlement& settlement,
               std::string_view trace_id = {}) noexcept;
+  void count_settled(transport::Settlement::Kind kind) noexcept;
   void count_exception(std::uint32_t error_kind) noexcept;
   // True for a duplicate. Otherwise `claim` holds the id while the handler runs (null without a
   // filter, or when the store cannot answer: then the message is handled anyway).

@@ -27,8 +27,9 @@ class Delivery {
   // runtime skips the handler and settle() drops the settlement.
   virtual bool stale() const noexcept { return false; }
   // May block until the transport has done it (e.g. a confirmed publish for retry_later).
-  // Throws TransportError when it could not be done; the message then stays unacked and the
-  // broker redelivers it.
+  // Throws SettledOtherwise when it could not be done and the transport settled the message
+  // another way (requeued it after a backoff, say); throws another TransportError when it could
+  // not be done at all: the message then stays unacked and the broker redelivers it.
   virtual void settle(const Settlement& settlement) = 0;
 };
 
@@ -59,6 +60,20 @@ struct Subscription {
 class TransportError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// Thrown by Delivery::settle when the settlement asked for could not be done (its publish failed)
+// and the transport did `instead` (requeue: the message comes back as it was, usually after a
+// backoff; dead_letter: the broker dead-letters it). what() says what happened and why, for the
+// log line.
+class SettledOtherwise : public TransportError {
+ public:
+  SettledOtherwise(Settlement::Kind instead, const std::string& what)
+      : TransportError(what), instead_(instead) {}
+  Settlement::Kind instead() const noexcept { return instead_; }
+
+ private:
+  Settlement::Kind instead_;
 };
 
 // Thrown by publish: the broker nacked or returned the message, or the deadline passed.

@@ -122,7 +122,9 @@ def scripted_worker(name: str, queue: str, record_file: Any = None, *, prefetch:
                     **keys: Any) -> Dict[str, Any]:
     """A [[workers]] entry running the `scripted` test plugin, recording to RECORD_FILE (with
     record_time, each record also says when its call began: Record.time). Further warren.toml
-    worker keys (retry, dead_letter_queue...) go in KEYS."""
+    worker keys (retry, dead_letter_queue...) go in KEYS. Without a dead_letter_exchange it may
+    lose what it dead-letters (allow_message_loss, which warren requires of a worker that has no
+    dead-letter exchange, nor its queue): the tests that care set a dead-letter exchange."""
     settings: Dict[str, str] = {}
     if record_file is not None:
         settings["record_file"] = str(record_file)
@@ -132,6 +134,8 @@ def scripted_worker(name: str, queue: str, record_file: Any = None, *, prefetch:
         settings["default_action"] = default_action
     if sleep_ms is not None:
         settings["sleep_ms"] = str(sleep_ms)
+    if "dead_letter_exchange" not in keys:
+        keys.setdefault("allow_message_loss", True)
     worker = {"name": name, "plugin": "scripted", "queue": queue, "prefetch": prefetch,
               "concurrency": concurrency, **keys}
     if settings:

@@ -1,8 +1,9 @@
 // The consuming connection against the test broker (test_broker.h), counted on the broker's
 // side: acks coalesced by the ledger never ack a delivery that is still being handled (after
 // close, exactly the unsettled one is back in the queue), a requeue comes back redelivered and a
-// reject is gone, nothing is delivered after stop_consuming(), and a topology the broker refuses
-// fails start().
+// reject is gone, a requeue after a backoff waits for it (and a close sends it at once), nothing
+// is delivered after stop_consuming(), a topology the broker refuses fails start(), and a
+// worker's retry routes unbound are bound again on request.
 #include <amqp.h>
 #include <gtest/gtest.h>
 
@@ -17,6 +18,7 @@
 #include "broker/amqp_errors.h"
 #include "broker/amqp_table.h"
 #include "broker/consumer_connection.h"
+#include "broker/delay_levels.h"
 #include "broker/publisher_connection.h"
 #include "eventually.h"
 #include "test_broker.h"
@@ -69,6 +71,14 @@ class QueueProbe {
   void delete_queue() {
     amqp_queue_delete(connection_->state(), 1, bytes_of(queue_), 0, 0);
     connection_->check(connection_->last_reply(), "deleting the queue");
+  }
+
+  // Removes what brings the queue's retries back from the delay levels.
+  void unbind_retry_delivery() {
+    amqp_queue_unbind(connection_->state(), 1, bytes_of(queue_),
+                      amqp_cstring_bytes(kDelayDeliveryExchange.data()),
+                      bytes_of(delay_delivery_pattern(queue_)), amqp_empty_table);
+    connection_->check(connection_->last_reply(), "unbinding the queue from the delay levels");
   }
 
   void declare_classic() {
@@ -146,18 +156,25 @@ struct Fixture {
                                                 inbox.callback(), nullptr, nullptr);
   }
 
-  void publish(const std::vector<std::string>& bodies) {
+  void publish(const std::vector<std::string>& bodies, const std::string& exchange = {},
+               const std::string& routing_key = {}) {
     PublisherOptions options;
     options.endpoints = endpoints;
     options.connection = connection_options();
     PublisherConnection publisher(std::move(options), nullptr, nullptr);
     for (const auto& body : bodies) {
       transport::OutboundMessage message;
-      message.routing_key = queue;  // the default exchange
+      message.exchange = exchange;
+      message.routing_key = routing_key.empty() ? queue : routing_key;  // default: the queue
       message.body = body;
       message.persistent = false;
       publisher.publish(message);
     }
+  }
+
+  // A retry's last hop, as the delay levels' last queue dead-letters it.
+  void publish_as_retry(const std::string& body) {
+    publish({body}, std::string(kDelayDeliveryExchange), delay_routing_key(0ms, queue));
   }
 };
 
@@ -215,6 +232,71 @@ TEST(ConsumerOnBroker, RequeuedComesBackRedelivered_RejectedIsGone) {
   consumer->close();
   EXPECT_EQ(fixture.probe.wait_for_ready_messages(0), 0U);
   EXPECT_EQ(inbox.size(), 3U);
+}
+
+// Issue 19, defects 1 and 6: a message whose republish failed is requeued after a backoff,
+// unacked meanwhile, so that it does not come straight back to the handler.
+TEST(ConsumerOnBroker, RequeueAfterABackoff_ComesBackNoSoonerAndACloseSendsItAtOnce) {
+  TEST_BROKER_OR_SKIP(endpoints);
+  Fixture fixture(*endpoints);
+  Inbox inbox;
+  auto consumer = fixture.consumer(inbox);
+  consumer->start();
+  fixture.publish({"later"});
+  const auto first = inbox.wait_for(1);
+  ASSERT_EQ(first.size(), 1U);
+
+  constexpr auto kBackoff = 400ms;
+  const auto settled_at = std::chrono::steady_clock::now();
+  consumer->settle(first[0].token, SettleAction::requeue, kBackoff);
+  const auto back = inbox.wait_for(2);
+  const auto waited = std::chrono::steady_clock::now() - settled_at;
+  ASSERT_EQ(back.size(), 2U);
+  EXPECT_EQ(back[1].message.body, "later");
+  EXPECT_TRUE(back[1].message.redelivered);
+  EXPECT_GE(waited, kBackoff) << "requeued before its backoff";
+
+  // Held for an hour, but the close sends it: the message is in the queue, not lost.
+  consumer->settle(back[1].token, SettleAction::requeue, 1h);
+  consumer->close();
+  EXPECT_EQ(fixture.probe.wait_for_ready_messages(1), 1U);
+  EXPECT_EQ(inbox.size(), 2U);
+}
+
+// Issue 19, defect 6: someone removed the binding that brings a worker's retries back from the
+// delay levels; a retry returned unroutable asks for the routes to be declared again.
+TEST(ConsumerOnBroker, RetryDeliveryUnbound_RepairRetryRoutesBindsItAgain) {
+  TEST_BROKER_OR_SKIP(endpoints);
+  Fixture fixture(*endpoints);
+  Inbox inbox;
+  auto consumer = fixture.consumer(inbox);
+  consumer->start();
+  fixture.probe.unbind_retry_delivery();
+  try {
+    fixture.publish_as_retry("returned");
+    FAIL() << "a retry was routed to a queue without its delivery binding";
+  } catch (const transport::PublishError& e) {
+    EXPECT_EQ(e.reason(), transport::PublishError::Reason::returned) << e.what();
+  }
+
+  consumer->repair_retry_routes(0);
+  // The repair runs on the consumer's I/O thread: publish until a retry is routed again.
+  ASSERT_TRUE(::warren::test_support::eventually(
+      [&] {
+        try {
+          fixture.publish_as_retry("routed");
+          return true;
+        } catch (const transport::PublishError&) {
+          return false;
+        }
+      },
+      kPatience, 50ms));
+  const auto received = inbox.wait_for(1);
+  ASSERT_EQ(received.size(), 1U);
+  EXPECT_EQ(received[0].message.body, "routed");
+  consumer->settle(received[0].token, SettleAction::ack);
+  consumer->close();
+  EXPECT_EQ(inbox.size(), 1U);
 }
 
 TEST(ConsumerOnBroker, AfterStopConsuming_NothingMoreIsDeliveredAndItStaysInTheQueue) {

@@ -118,6 +118,7 @@ dry_run = false
 name = "ranking"
 plugin = "sales_ranking"
 queue = "replica"
+allow_message_loss = true
 
 [[outbox]]
 name = "orders"
@@ -247,6 +248,7 @@ TEST_F(FullConfig, Worker_HoldsRetryIdempotencyDeadLetteringAndSettingsAsStrings
   EXPECT_EQ(emails->retry.immediate, 2);
   EXPECT_EQ(emails->dead_letter_exchange, "");
   EXPECT_EQ(emails->dead_letter_queue, "livraria.emails.dlq");
+  EXPECT_FALSE(emails->allow_message_loss);
   ASSERT_TRUE(emails->idempotency.has_value());
   EXPECT_EQ(emails->idempotency->store, "postgres");
   EXPECT_EQ(emails->idempotency->dsn, "postgresql:///livraria");
@@ -256,6 +258,7 @@ TEST_F(FullConfig, Worker_HoldsRetryIdempotencyDeadLetteringAndSettingsAsStrings
                           Pair("out_dir", "/var/lib/warren/emails"), Pair("ratio", "0.25")));
   EXPECT_EQ(emails->where.line, test::line_of(text_, "[[workers]]"));
   EXPECT_EQ(config_.find_worker("ranking")->queue, "replica");
+  EXPECT_TRUE(config_.find_worker("ranking")->allow_message_loss);
   EXPECT_EQ(config_.find_worker("ranking")->where.line, test::line_of(text_, "[[workers]]", 2));
   EXPECT_EQ(config_.find_worker("nope"), nullptr);
 }

@@ -19,7 +19,8 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
 
-// A RabbitMQ config with `broker_keys`, and worker "slow" with `worker_keys` on queue "q".
+// A RabbitMQ config with `broker_keys`, and worker "slow" with `worker_keys` on queue "q" (no
+// dead-letter exchange: it accepts the loss).
 std::string on_rabbitmq(const std::string& broker_keys, const std::string& worker_keys) {
   return R"(
 [broker]
@@ -35,6 +36,7 @@ type = "classic"
 name = "slow"
 plugin = "p"
 queue = "q"
+allow_message_loss = true
 )" + worker_keys +
          "\n";
 }

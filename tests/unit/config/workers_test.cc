@@ -248,6 +248,84 @@ dead_letter_exchange = "dead"
                                   HasSubstr("exchange \"dead\" is not declared"))));
 }
 
+// Issue 19, defect 1: on RabbitMQ, a worker with no dead-letter exchange (its own or its queue's)
+// would have its final failures rejected, and a queue without a dead-letter exchange of its own
+// drops them. `warren check` refuses it, at the worker's section, unless the loss is accepted.
+constexpr const char* kRabbitMq = R"(
+[broker]
+uri = "amqp://localhost/"
+)";
+
+TEST(WorkerDeadLettering, OnRabbitMqNoDeadLetterExchangeAnywhere_IsRefusedAtTheWorkersSection) {
+  const std::string document = R"(
+[[queues]]
+name = "q"
+type = "classic"
+
+[[workers]]
+name = "w"
+plugin = "p"
+queue = "q"
+)" + std::string(kRabbitMq);
+  EXPECT_THAT(problems_of(document),
+              ElementsAre(Problem(
+                  test::line_of(document, "[[workers]]"), 1, "workers[0].dead_letter_exchange",
+                  AllOf(HasSubstr("worker \"w\" dead-letters into nothing"),
+                        HasSubstr("on queue \"q\""), HasSubstr("allow_message_loss = true")))));
+}
+
+TEST(WorkerDeadLettering, OnRabbitMqQueueManagedElsewhereAndNoWorkerExchange_IsRefused) {
+  const std::string document = R"(
+[[workers]]
+name = "w"
+plugin = "p"
+queue = "managed.elsewhere"
+)" + std::string(kRabbitMq);
+  EXPECT_THAT(problems_of(document), ElementsAre(Problem(2, 1, "workers[0].dead_letter_exchange",
+                                                         HasSubstr("dead-letters into nothing"))));
+}
+
+TEST(WorkerDeadLettering, OnRabbitMqWorkerExchangeOnAClassicQueue_IsAccepted) {
+  EXPECT_THAT(problems_of(R"(
+[[exchanges]]
+name = "dead"
+type = "fanout"
+
+[[queues]]
+name = "q"
+type = "classic"
+
+[[workers]]
+name = "w"
+plugin = "p"
+queue = "q"
+dead_letter_exchange = "dead"
+dead_letter_queue = "q.dlq"
+)" + std::string(kRabbitMq)),
+              IsEmpty());
+}
+
+TEST(WorkerDeadLettering, OnRabbitMqLossAcceptedByTheWorkerOrItsQueue_IsAccepted) {
+  EXPECT_THAT(problems_of(R"(
+[[queues]]
+name = "q"
+type = "classic"
+allow_message_loss = true
+
+[[workers]]
+name = "w"
+plugin = "p"
+queue = "q"
+
+[[workers]]
+name = "x"
+plugin = "p"
+queue = "managed.elsewhere"
+allow_message_loss = true
+)" + std::string(kRabbitMq)),
+              IsEmpty());
+}
+
 TEST(WorkerIdempotency, BothDsnAndDsnFile_IsRefused) {
   EXPECT_THAT(problems_of(R"(
 [[workers]]

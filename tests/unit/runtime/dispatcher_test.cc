@@ -466,6 +466,49 @@ TEST_F(DispatcherTest, UntracedMessage_KeepsTheHostsTraceAcrossRetries) {
   EXPECT_EQ(g_traceparents[2].substr(3, 32), g_traceparents[1].substr(3, 32));
 }
 
+// ---- Issue 19, defects 1 and 6: a retry the transport could not publish, and requeued instead
+// (after a backoff). The dispatcher counts what was done and logs the transport's account of it,
+// not "it stays unacked".
+class RequeuedInsteadDelivery final : public transport::Delivery {
+ public:
+  explicit RequeuedInsteadDelivery(transport::InboundMessage message)
+      : message_(std::move(message)) {}
+  const transport::InboundMessage& message() const noexcept override { return message_; }
+  void settle(const transport::Settlement&) override {
+    throw transport::SettledOtherwise(transport::Settlement::Kind::requeue,
+                                      "its retry could not be published into the delay levels "
+                                      "(returned); the message is held for 500 ms, then requeued "
+                                      "as it is (this attempt runs again)");
+  }
+
+ private:
+  transport::InboundMessage message_;
+};
+
+TEST_F(DispatcherTest, RetryRequeuedInsteadByTheTransport_CountedAsARequeueAndLoggedAsSuch) {
+  DispatcherOptions options = options_for("requeued");
+  options.retry.immediate = 0;
+  RunningWorker worker(InProcessPlugin::of<FailTwice>("requeued"), options);
+  transport::InboundMessage message;
+  message.message_id = "unroutable-retry";
+  message.queue = "q";
+
+  ::testing::internal::CaptureStderr();
+  worker.dispatcher.deliver(std::make_unique<RequeuedInsteadDelivery>(message));
+  const bool settled =
+      eventually([&] { return value(worker.worker_metrics.settled_requeue) == 1; }, kPatience);
+  const std::string output = ::testing::internal::GetCapturedStderr();
+
+  ASSERT_TRUE(settled);
+  EXPECT_EQ(value(worker.worker_metrics.settled_retry), 0);
+  EXPECT_NE(output.find("could not retry the message: its retry could not be published into the "
+                        "delay levels (returned); the message is held for 500 ms, then requeued"),
+            std::string::npos)
+      << output;
+  EXPECT_EQ(output.find("stays unacked"), std::string::npos) << output;
+  EXPECT_TRUE(worker.drain());
+}
+
 void reset_handler_state() {
   g_chaos.calls = 0;
   g_chaos.acks = 0;
