@@ -1,9 +1,9 @@
 """The RabbitMQ transport at its edges (issue 3), against the real test broker: a consumer the
 broker cancels because its queue was deleted, a channel the broker closes on consumer_timeout,
-publishing under the broker's memory alarm (connection.blocked), dead letters that cannot be
-published, retries returned by a damaged delay level, failover over `[broker] hosts`, and where
-the broker password may come from (WARREN_BROKER_PASSWORD, password_file, the uri) without ever
-reaching a log.
+publishing under the broker's memory alarm (connection.blocked) and stopping while a publish is
+stuck in the blocked socket, dead letters that cannot be published, retries returned by a
+damaged delay level, failover over `[broker] hosts`, and where the broker password may come
+from (WARREN_BROKER_PASSWORD, password_file, the uri) without ever reaching a log.
 
 Each test runs its own `warren run` (the scripted test plugin) with queues, exchanges and a broker
 user of unique names, deleted afterwards. The memory-alarm tests change the whole broker (every
@@ -13,6 +13,7 @@ is returned); each restores it in a finally: ctest runs this file RUN_SERIAL.
 """
 
 import re
+import signal
 import time
 from typing import Dict, Iterator, List, Optional
 
@@ -27,8 +28,8 @@ from testkit_metrics import scrape, value
 from testkit_traffic import Tally
 from testkit_transport import (BrokerUser, broker_user, memory_alarm, rabbit_settings,
                                readyz_status, readyz_text)
-from warren_testkit import (Broker, WarrenProcess, env, free_port, require_services, wait_until,
-                            warren_cli)
+from warren_testkit import (Broker, WarrenProcess, env, free_port, require_services, unique_name,
+                            wait_until, warren_cli)
 
 PUBLISH_TIMEOUT = 2.0  # seconds: [broker] publish_timeout in the memory-alarm test
 # What a shared, busy CI machine (or an ASan build) may add to a process's start, connect and exit:
@@ -475,6 +476,66 @@ def test_DelayLevelUnbound_RetryReturned_RequeuedWithBackoffRepairedAndGoesOnToI
     finally:
         broker.channel().exchange_bind(destination=DELAY_NEXT, source=DELAY_TOP,
                                        routing_key=SKIP_TOP_LEVEL)
+
+
+# Issue 19, defect 4: a handler's publish of a large body under the memory alarm stays in the
+# socket (the broker stops reading a blocked connection, and the body is larger than the socket
+# buffers hold), and used to hold the stop forever: close() stopped the watchdog that would have
+# cut it short, then waited for the I/O thread.
+STUCK_BODY_BYTES = 16 * 1024 * 1024
+STUCK_SHUTDOWN_TIMEOUT = 2.0  # seconds: [host] shutdown_timeout
+STUCK_MESSAGES = 3
+
+
+def test_MemoryAlarm_SigtermWhileLargePublishesAreStuckInTheSocket_ExitsInTimeAndLosesNothing(
+        broker, created, warren, tmp_path, record_file):
+    queue, out_queue = created.queue("edges-stuck"), created.queue("edges-stuck-out")
+    out_exchange = created.exchange("edges-stuck-out")
+    host_name = unique_name("edges-stuck-host")
+    config = warren_config(
+        exchanges=[{"name": out_exchange, "type": "topic"}],
+        queues=[classic_queue(queue),
+                classic_queue(out_queue, bindings=[{"exchange": out_exchange,
+                                                    "routing_key": "edges.#"}])],
+        workers=[scripted_worker("edges-stuck", queue, record_file, prefetch=2, concurrency=2,
+                                 default_action=f"publish:{out_exchange}:edges.stuck")],
+        host={"name": host_name, "shutdown_timeout": f"{STUCK_SHUTDOWN_TIMEOUT:g}s"},
+        # Far beyond the test: only the stop can end the stuck publish.
+        broker={"publish_timeout": "300s"})
+    apply_topology(config, tmp_path)
+    # Staged before the alarm (which blocks the test's publishing too). Each body starts with
+    # its message id, so a copy the handler published can be told apart.
+    ids = broker.publish_many("", queue, STUCK_MESSAGES, prefix="edges-stuck",
+                              body=lambda _i, mid: mid.encode().ljust(STUCK_BODY_BYTES, b"."))
+
+    with memory_alarm(broker):
+        process = warren(config, **warren_options())
+        record_file.wait_for_count(2, timeout=30)  # both handlers are publishing
+        wait_until(lambda: broker.connection_states_of(host_name).get("publisher") == "blocked",
+                   30, what=lambda: f"the publisher blocked by the broker in the middle of a "
+                                    f"publish: {broker.connection_states_of(host_name)}")
+        stopping_at = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        exit_code = process.wait(timeout=STUCK_SHUTDOWN_TIMEOUT + 60)
+        stopped_after = time.monotonic() - stopping_at
+
+    assert exit_code == 0, process.describe()
+    assert "shutting the socket down" in process.logs(), \
+        f"no publish was stuck in the socket (raise STUCK_BODY_BYTES): {process.describe()}"
+    assert stopped_after <= STUCK_SHUTDOWN_TIMEOUT + 5, \
+        f"exited {stopped_after:.1f}s after SIGTERM with shutdown_timeout " \
+        f"{STUCK_SHUTDOWN_TIMEOUT:g}s: {process.describe()}"
+    # Nothing lost: every message not handled to completion is back in its queue; one handled to
+    # completion (acked) had its publish confirmed, so its copy is in out_queue.
+    wait_until(lambda: broker.queue_counts(queue)[1] == 0, 30,
+               what=lambda: f"{queue}'s unacked messages back (ready, unacked: "
+                            f"{broker.queue_counts(queue)})")
+    back = [m.message_id for m in broker.drain(queue, timeout=30)]
+    copies = [m.body[:len(ids[0])].decode() for m in broker.drain(out_queue, timeout=30)]
+    assert set(ids) <= set(back) | set(copies), f"lost: back {back}, copies {copies}"
+    assert sorted(back) == sorted(set(back)), f"a message twice in its queue: {back}"
+    print(f"stopped {stopped_after:.1f}s after SIGTERM; {len(back)} back in the queue, "
+          f"{len(copies)} published before the stop")
 
 
 # ---- 3. failover ---------------------------------------------------------------------------------

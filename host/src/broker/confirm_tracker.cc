@@ -73,20 +73,39 @@ std::vector<ConfirmTracker::Verdict> ConfirmTracker::expire(PendingPublish::Cloc
   return verdicts;
 }
 
-std::vector<ConfirmTracker::Verdict> ConfirmTracker::refuse_exchange(const std::string& exchange,
-                                                                     const std::string& detail) {
-  std::vector<Verdict> verdicts;
-  for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+ConfirmTracker::ChannelLoss ConfirmTracker::channel_closed(
+    const std::optional<std::string>& culprit_exchange, const std::string& culprit_detail,
+    const std::string& in_doubt_detail) {
+  auto last = in_flight_.end();
+  if (culprit_exchange) {
+    for (auto it = in_flight_.begin(); it != in_flight_.end(); ++it) {
+      if (it->second.publish->message().exchange == *culprit_exchange)
+        last = it;
+    }
+  }
+  ChannelLoss loss;
+  bool after_last = false;
+  for (auto it = in_flight_.begin(); it != in_flight_.end(); ++it) {
     InFlight& entry = it->second;
-    if (entry.publish->message().exchange != exchange) {
-      ++it;
+    const bool is_last = it == last;
+    if (entry.answered) {  // its caller has its answer (a timeout): never sent again
+      after_last = after_last || is_last;
       continue;
     }
-    if (!entry.answered)
-      verdicts.push_back({std::move(entry.publish), Result::nacked, detail});
-    it = in_flight_.erase(it);
+    if (is_last) {
+      loss.verdicts.push_back({std::move(entry.publish), Result::nacked, culprit_detail});
+      after_last = true;
+    } else if (after_last) {
+      loss.unsent.push_back(std::move(entry.publish));
+    } else if (entry.returned) {
+      loss.verdicts.push_back(
+          {std::move(entry.publish), Result::returned, ": " + entry.return_text});
+    } else {
+      loss.verdicts.push_back({std::move(entry.publish), Result::unavailable, in_doubt_detail});
+    }
   }
-  return verdicts;
+  restart();
+  return loss;
 }
 
 std::vector<ConfirmTracker::Verdict> ConfirmTracker::fail_all(Result result,

@@ -7,12 +7,17 @@
 //
 // A publish answered early (timed out) stays tracked until its confirm arrives, so that confirm
 // is not mistaken for another's, and is never answered twice.
+//
+// When the broker closes the channel (a publish it refuses: an exchange deleted after the
+// publisher checked it, a write it does not permit), the confirms still owed die with it, and
+// channel_closed() sorts the unconfirmed publishes by what can be known of them (see there).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,9 +53,26 @@ class ConfirmTracker {
   // Unanswered publishes whose deadline is not after `now`: timeout, with `detail`.
   std::vector<Verdict> expire(PendingPublish::Clock::time_point now, const std::string& detail);
 
-  // The broker refused every publish to `exchange` (it does not exist): nacked with `detail`,
-  // and no longer tracked.
-  std::vector<Verdict> refuse_exchange(const std::string& exchange, const std::string& detail);
+  // What a channel.close leaves of the unconfirmed publishes: verdicts for those it settles, and
+  // those the broker never read, to be sent again on the next channel (in their order).
+  struct ChannelLoss {
+    std::vector<Verdict> verdicts;
+    std::vector<std::shared_ptr<PendingPublish>> unsent;
+  };
+  // The broker closed the channel over a publish to `culprit_exchange` (nullopt: the close names
+  // none that is in flight). The broker handles a channel's publishes in the order they were
+  // sent and, once it has sent channel.close, discards everything else on that channel unread
+  // and sends no more confirms. So, of the unconfirmed publishes, with `last` the last one to
+  // the culprit exchange (the one that caused the close, or one sent after it):
+  // - `last` was not published: nacked with `culprit_detail`;
+  // - those after `last` were never read: handed back in `unsent`;
+  // - those before it were read, and may have been routed (or may be the culprit, when several
+  //   went to that exchange): in doubt, unavailable with `in_doubt_detail`; except one already
+  //   returned unroutable, which is `returned`.
+  // Without a culprit, every unconfirmed publish is in doubt. Nothing stays tracked and the
+  // numbering starts again (the next channel's confirm.select).
+  ChannelLoss channel_closed(const std::optional<std::string>& culprit_exchange,
+                             const std::string& culprit_detail, const std::string& in_doubt_detail);
 
   // The channel is gone: every unanswered publish gets `result` with `detail`; nothing stays.
   std::vector<Verdict> fail_all(Result result, const std::string& detail);

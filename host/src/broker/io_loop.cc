@@ -55,11 +55,12 @@ void IoLoop::drop_connection() noexcept {
 }
 
 void IoLoop::close_connection() noexcept {
-  std::lock_guard lock(connection_mutex_);
+  // Not under connection_mutex_: the handshake may hang on a socket the broker no longer reads,
+  // and abort_socket_if() (which takes the mutex) is what cuts it short. Only this thread
+  // replaces connection_, so reading it here needs no lock.
   if (connection_)
     connection_->close();
-  connection_.reset();
-  connected_ = false;
+  drop_connection();
 }
 
 std::chrono::milliseconds IoLoop::schedule_reconnect() {

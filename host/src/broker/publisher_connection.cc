@@ -3,6 +3,7 @@
 
 #include <amqp_framing.h>
 
+#include <algorithm>
 #include <regex>
 
 #include "broker/amqp_errors.h"
@@ -17,7 +18,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// How often the watchdog looks for a publish stuck in the socket.
+// How often the watchdog looks for a socket call stuck in the socket.
 constexpr auto kWatchdogInterval = std::chrono::milliseconds(100);
 
 constexpr const char* kShuttingDown = ": the host is shutting down";
@@ -55,10 +56,10 @@ std::optional<std::string> why_unsendable(const transport::OutboundMessage& mess
   return std::nullopt;
 }
 
-std::optional<std::string> missing_exchange_in(const std::string& reply_text) {
-  static const std::regex missing("no exchange '([^']*)'");
+std::optional<std::string> exchange_named_in(const std::string& reply_text) {
+  static const std::regex named("exchange '([^']*)'");
   std::smatch match;
-  if (!std::regex_search(reply_text, match, missing))
+  if (!std::regex_search(reply_text, match, named))
     return std::nullopt;
   return match[1].str();
 }
@@ -78,7 +79,19 @@ PublisherConnection::~PublisherConnection() {
 }
 
 void PublisherConnection::close() {
+  // The watchdog keeps watching until the I/O thread is joined: a publish stuck in a blocked or
+  // half-open socket would otherwise hold the join (and the process's exit) forever.
+  if (close_deadline_ns_.load() == 0) {
+    close_deadline_ns_ =
+        now_ns() +
+        std::chrono::duration_cast<std::chrono::nanoseconds>(kPublisherCloseGrace).count();
+  }
   stop_loop();
+  {
+    std::lock_guard lock(watchdog_mutex_);
+    watchdog_stopping_ = true;
+  }
+  watchdog_wake_.notify_all();
   if (watchdog_thread_.joinable())
     watchdog_thread_.join();
 }
@@ -124,6 +137,7 @@ void PublisherConnection::service_commands() {
 void PublisherConnection::service_connection() {
   send_waiting();
   read_frames();
+  send_waiting();  // what the frames made sendable: an exchange found, the channel reopened
 }
 
 void PublisherConnection::prepare_connection(AmqpConnection& connection) {
@@ -135,6 +149,8 @@ void PublisherConnection::prepare_connection(AmqpConnection& connection) {
 
 void PublisherConnection::on_connected() {
   confirms_.restart();
+  confirm_channel_ = ChannelState::open;
+  check_channel_ = ChannelState::closed;  // opened with the first check
   set_blocked(false);
   // The backoff is reset by the first confirm, not here: a connection that a poison publish
   // breaks at once must not reconnect in a tight loop.
@@ -148,12 +164,16 @@ void PublisherConnection::on_connect_failed(const std::string& why, bool /*refus
 }
 
 void PublisherConnection::on_connection_lost(const std::string& why) {
-  observability::log_warn("publisher: " + why + "; reconnecting");
+  observability::log_warn("publisher: " + why +
+                          (stop_requested() ? "; closing" : "; reconnecting"));
   drop_connection();  // no close handshake: the peer may be dead
   blocked_ = false;
+  confirm_channel_ = ChannelState::closed;
+  check_channel_ = ChannelState::closed;
   finish(confirms_.fail_all(
       PendingPublish::Result::unavailable,
       ": " + why + " (before the broker confirmed it: it may or may not have been published)"));
+  send_again(exchanges_.reset());  // never sent: they wait for the next connection
   advance_endpoint();
   schedule_reconnect();
 }
@@ -164,28 +184,36 @@ void PublisherConnection::on_loop_exit() {
   requests_.close();
   for (auto& request : requests_.take())
     waiting_.push_back(std::move(request));
+  send_again(exchanges_.reset());
   for (auto& pending : waiting_)
     finish(pending, PendingPublish::Result::unavailable, kShuttingDown);
   waiting_.clear();
   finish(confirms_.fail_all(PendingPublish::Result::unavailable, kShuttingDown));
   // The broker does not read a blocked connection: a close handshake would only wait out its
-  // timeout (2 s) before the process could exit.
+  // timeout (2 s) before the process could exit. Guarded: the watchdog cuts it short at the
+  // close deadline.
   if (connection() != nullptr && !blocked_.load())
-    close_connection();
+    guarded([&] { close_connection(); });
 }
 
 // --- Publishing ---
 
 void PublisherConnection::expire_deadlines() {
   const auto now = Clock::now();
+  const char* unsent_detail =
+      blocked_.load() ? kBlockedDetail : (connected() ? "" : " (no connection to the broker)");
   std::erase_if(waiting_, [&](const std::shared_ptr<PendingPublish>& pending) {
     if (pending->deadline() > now)
       return false;
-    finish(
-        pending, PendingPublish::Result::timeout,
-        blocked_.load() ? kBlockedDetail : (connected() ? "" : " (no connection to the broker)"));
+    finish(pending, PendingPublish::Result::timeout, unsent_detail);
     return true;
   });
+  for (const auto& pending : exchanges_.take_expired(now)) {
+    finish(pending, PendingPublish::Result::timeout,
+           blocked_.load() ? std::string(kBlockedDetail)
+                           : " (the broker did not answer whether exchange '" +
+                                 pending->message().exchange + "' exists)");
+  }
   // Timed out while blocked: sent before the block took hold, so the broker may still route it
   // once the alarm ends (the caller must not assume it was dropped).
   finish(confirms_.expire(
@@ -195,31 +223,41 @@ void PublisherConnection::expire_deadlines() {
 }
 
 void PublisherConnection::send_waiting() {
-  if (blocked_.load())
+  // Closing: whatever has not left fails at the loop's exit; a new publish would only hold it.
+  if (blocked_.load() || confirm_channel_ != ChannelState::open || stop_requested())
     return;
-  while (!waiting_.empty()) {
+  while (!waiting_.empty() && !stop_requested()) {
     auto pending = std::move(waiting_.front());
     waiting_.pop_front();
     if (pending->resolved())
       continue;
+    if (auto why = why_unsendable(pending->message())) {
+      finish(pending, PendingPublish::Result::nacked, ": it cannot be sent: " + *why);
+      continue;
+    }
+    if (!exchanges_.known(pending->message().exchange)) {
+      exchanges_.park(std::move(pending));
+      continue;
+    }
     publish_one(pending);
   }
+  check_next_exchange();
+}
+
+void PublisherConnection::send_again(std::vector<std::shared_ptr<PendingPublish>> publishes) {
+  waiting_.insert(waiting_.begin(), std::make_move_iterator(publishes.begin()),
+                  std::make_move_iterator(publishes.end()));
 }
 
 void PublisherConnection::publish_one(const std::shared_ptr<PendingPublish>& pending) {
   const transport::OutboundMessage& message = pending->message();
-  if (auto why = why_unsendable(message)) {
-    finish(pending, PendingPublish::Result::nacked, ": it cannot be sent: " + *why);
-    return;
-  }
   // A republished copy keeps every property and typed header of its original.
   const PublishProperties properties(message);
-  publish_started_ns_ = now_ns();
-  const int status =
-      amqp_basic_publish(connection()->state(), kPublishChannel, bytes_of(message.exchange),
-                         bytes_of(message.routing_key), message.mandatory ? 1 : 0, 0,
-                         properties.get(), bytes_of(message.body));
-  publish_started_ns_ = 0;
+  const int status = guarded([&] {
+    return amqp_basic_publish(connection()->state(), kPublishChannel, bytes_of(message.exchange),
+                              bytes_of(message.routing_key), message.mandatory ? 1 : 0, 0,
+                              properties.get(), bytes_of(message.body));
+  });
   if (is_encoding_failure(status)) {
     // It would fail the same way on every connection; this one may hold half a message now.
     finish(pending, PendingPublish::Result::nacked, ": it cannot be sent: " + status_text(status));
@@ -232,56 +270,6 @@ void PublisherConnection::publish_one(const std::shared_ptr<PendingPublish>& pen
   confirms_.sent(pending);
 }
 
-// --- Frames ---
-
-void PublisherConnection::on_frame(const amqp_frame_t& frame) {
-  if (frame.frame_type != AMQP_FRAME_METHOD)
-    return;
-  const amqp_method_t& method = frame.payload.method;
-  switch (method.id) {
-    case AMQP_BASIC_ACK_METHOD: {
-      const auto* ack = static_cast<const amqp_basic_ack_t*>(method.decoded);
-      reset_backoff();  // the broker confirms: this connection works
-      finish(confirms_.acked(ack->delivery_tag, ack->multiple != 0));
-      return;
-    }
-    case AMQP_BASIC_NACK_METHOD: {
-      const auto* nack = static_cast<const amqp_basic_nack_t*>(method.decoded);
-      finish(confirms_.nacked(nack->delivery_tag, nack->multiple != 0));
-      return;
-    }
-    case AMQP_BASIC_RETURN_METHOD:
-      on_returned(frame);
-      return;
-    case AMQP_CONNECTION_BLOCKED_METHOD:
-      set_blocked(true);
-      return;
-    case AMQP_CONNECTION_UNBLOCKED_METHOD:
-      set_blocked(false);
-      return;
-    default:
-      return;
-  }
-}
-
-void PublisherConnection::on_returned(const amqp_frame_t& frame) {
-  const auto* returned = static_cast<const amqp_basic_return_t*>(frame.payload.method.decoded);
-  const std::string exchange = string_of(returned->exchange);
-  const std::string routing_key = string_of(returned->routing_key);
-  std::string text = std::to_string(returned->reply_code) + " " + string_of(returned->reply_text) +
-                     " (exchange '" + exchange + "', routing key '" + routing_key + "')";
-  amqp_message_t message{};
-  const amqp_rpc_reply_t read =
-      amqp_read_message(connection()->state(), frame.channel, &message, 0);
-  if (read.reply_type != AMQP_RESPONSE_NORMAL)
-    throw ConnectionLost("reading a returned message: " + reply_text(read));
-  const std::string message_id = (message.properties._flags & AMQP_BASIC_MESSAGE_ID_FLAG)
-                                     ? string_of(message.properties.message_id)
-                                     : std::string();
-  amqp_destroy_message(&message);
-  confirms_.returned(message_id, exchange, routing_key, std::move(text));
-}
-
 void PublisherConnection::set_blocked(bool blocked) {
   const bool was = blocked_.exchange(blocked);
   if (metrics_ != nullptr)
@@ -292,29 +280,28 @@ void PublisherConnection::set_blocked(bool blocked) {
     observability::log_info("the broker unblocked publishing");
 }
 
-void PublisherConnection::on_channel_closed(ChannelNumber /*channel*/, int reply_code,
-                                            const std::string& reply_text) {
-  // A publish to a missing exchange: the broker refused those publishes (the others on the
-  // channel are lost with it and fail as unavailable when the connection is torn down; failing
-  // only the guilty publish is issue 19).
-  if (reply_code == AMQP_NOT_FOUND) {
-    if (const auto exchange = missing_exchange_in(reply_text))
-      finish(confirms_.refuse_exchange(*exchange, ": " + reply_text));
-  }
-  throw ConnectionLost("the broker closed the publishing channel: " + reply_text);
-}
-
 // --- The watchdog thread ---
 
 void PublisherConnection::watchdog() {
   const auto limit = std::chrono::duration_cast<std::chrono::nanoseconds>(publish_timeout_);
-  while (!stop_requested()) {
-    std::this_thread::sleep_for(kWatchdogInterval);
-    const std::int64_t started = publish_started_ns_.load();
-    if (started == 0 || now_ns() - started < limit.count())
+  std::unique_lock lock(watchdog_mutex_);
+  while (!watchdog_wake_.wait_for(lock, kWatchdogInterval, [&] { return watchdog_stopping_; })) {
+    const std::int64_t started = socket_call_started_ns_.load();
+    if (started == 0)
       continue;
-    const bool aborted = abort_socket_if([&] { return publish_started_ns_.load() == started; });
-    if (aborted) {
+    const std::int64_t now = now_ns();
+    const std::int64_t close_deadline = close_deadline_ns_.load();
+    const bool closing_late = close_deadline != 0 && now >= close_deadline;
+    if (now - started < limit.count() && !closing_late)
+      continue;
+    const bool aborted = abort_socket_if([&] { return socket_call_started_ns_.load() == started; });
+    if (aborted && closing_late) {
+      observability::log_warn(
+          "publisher: closing, and a call on the socket (a publish stuck in a "
+          "blocked or dead connection) has not returned " +
+          std::to_string(kPublisherCloseGrace.count()) +
+          " ms later; shutting the socket down (what it was sending fails)");
+    } else if (aborted) {
       observability::log_warn(
           "publisher: a publish has been stuck in the socket for longer "
           "than publish_timeout; aborting the connection");

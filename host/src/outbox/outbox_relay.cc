@@ -44,11 +44,15 @@ void OutboxRelay::start() {
     threads_.emplace_back([this, i] { run_lane(i); });
 }
 
-void OutboxRelay::stop() {
+void OutboxRelay::request_stop() {
   if (!stopping_.exchange(true)) {
     const std::uint64_t one = 1;
     [[maybe_unused]] const ssize_t written = ::write(wake_fd_, &one, sizeof(one));
   }
+}
+
+void OutboxRelay::stop() {
+  request_stop();
   for (auto& thread : threads_) {
     if (thread.joinable())
       thread.join();

@@ -51,7 +51,10 @@ class OutboxRelay {
   OutboxRelay& operator=(const OutboxRelay&) = delete;
 
   void start();
-  // Finishes the rounds in progress (their publishes wait at most publish_timeout), then joins.
+  // Asks the lanes to stop after their round in progress; returns at once.
+  void request_stop();
+  // request_stop(), then waits for the rounds in progress (their publishes wait at most
+  // publish_timeout) and joins.
   void stop();
 
  private:

@@ -126,6 +126,10 @@ void OutboxServices::stop() {
   for (auto& relay : sqlite_relays_)
     relay->stop();
   sqlite_relays_.clear();
+  // Together, so that the rounds in progress end in parallel (each within publish_timeout);
+  // then the publishers close, which is bounded even when a publish is stuck in the socket.
+  for (auto& relay : relays_)
+    relay->request_stop();
   for (auto& relay : relays_)
     relay->stop();
   relays_.clear();

@@ -39,7 +39,9 @@ class OutboxServices {
   // Starts the relays: a PostgreSQL outbox needs the RabbitMQ transport (otherwise it is not
   // started, logged); a SQLite outbox routes into the SQLite queue of the same file.
   void start_relays();
-  // Stops the relays (rounds in progress finish) and the pruning.
+  // Stops the relays (rounds in progress finish, all at once: at most about publish_timeout),
+  // closes their publishers (bounded even with a publish stuck in a blocked socket) and stops
+  // the pruning.
   void stop();
 
  private:

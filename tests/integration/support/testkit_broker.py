@@ -8,6 +8,7 @@ rabbitmqctl (the only place the broker reports them).
 """
 
 import json
+import re
 import subprocess
 import time
 import uuid
@@ -239,6 +240,19 @@ class Broker:
         listing = self.rabbitmqctl("list_connections", "--quiet", "--no-table-headers", "pid",
                                    "client_properties")  # they hold the connection_name
         return {line.split("\t")[0] for line in listing.splitlines() if f"({host_name})" in line}
+
+    def connection_states_of(self, host_name: str) -> Dict[str, str]:
+        """The state (running, blocking, blocked, ...) of each connection of the warren whose
+        [host] name is HOST_NAME, by role ("publisher", "consumer"; see connections_of). "blocked":
+        the broker stopped reading it (a memory or disk alarm, and it published)."""
+        listing = self.rabbitmqctl("list_connections", "--quiet", "--no-table-headers", "state",
+                                   "client_properties")
+        states = {}
+        for line in listing.splitlines():
+            match = re.search(rf"warren (\S+) \({re.escape(host_name)}\)", line)
+            if match:
+                states[match.group(1)] = line.split("\t")[0]
+        return states
 
     def close_connections_of(self, host_name: str, reason: str) -> Set[str]:
         """Closes the connections of the warren named HOST_NAME (see connections_of); returns

@@ -1,13 +1,16 @@
 // Specification of the ConfirmTracker: each publish gets the broker's sequence number, a
 // basic.ack or basic.nack settles one publish or (multiple) every one up to its tag, in any order;
 // a basic.return makes the following confirm a `returned`; a publish past its deadline times out
-// once and its late confirm answers nothing; a lost channel fails everything still unanswered.
+// once and its late confirm answers nothing; a channel the broker closes over one publish refuses
+// that one, leaves those it read unconfirmed in doubt and hands back those it never read; a lost
+// connection fails everything still unanswered.
 #include "broker/confirm_tracker.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -177,19 +180,85 @@ TEST(ConfirmTracker, Deadlines_TimeOutOnceAndTheLateConfirmAnswersNothing) {
   EXPECT_EQ(tracker.tracked(), 0U);
 }
 
-TEST(ConfirmTracker, MissingExchange_NacksOnlyItsPublishesAndTheOthersStayTracked) {
+// The results of the publishes a channel.close settles, by message id.
+std::map<std::string, Result> verdicts_of(const ConfirmTracker::ChannelLoss& loss) {
+  return by_id(loss.verdicts);
+}
+
+// The message ids of the publishes handed back to be sent again, in order.
+std::vector<std::string> unsent_of(const ConfirmTracker::ChannelLoss& loss) {
+  std::vector<std::string> ids;
+  for (const auto& publish : loss.unsent)
+    ids.push_back(publish->message().message_id);
+  return ids;
+}
+
+TEST(ConfirmTracker, ChannelClosedOverAPublish_ItIsRefusedEarlierOnesInDoubtLaterOnesSentAgain) {
+  ConfirmTracker tracker;
+  tracker.sent(publish("confirmed", 10s, "orders"));
+  tracker.sent(publish("read", 10s, "orders"));
+  tracker.sent(publish("culprit", 10s, "missing"));
+  tracker.sent(publish("unread-1", 10s, "orders"));
+  tracker.sent(publish("unread-2", 10s, "audit"));
+  tracker.acked(1, false);
+
+  const auto loss =
+      tracker.channel_closed("missing", ": NOT_FOUND - no exchange 'missing'", ": in doubt");
+  EXPECT_EQ(verdicts_of(loss), (std::map<std::string, Result>{{"read", Result::unavailable},
+                                                              {"culprit", Result::nacked}}));
+  for (const auto& verdict : loss.verdicts) {
+    EXPECT_EQ(verdict.detail, verdict.result == Result::nacked
+                                  ? ": NOT_FOUND - no exchange 'missing'"
+                                  : ": in doubt");
+  }
+  EXPECT_EQ(unsent_of(loss), (std::vector<std::string>{"unread-1", "unread-2"}));
+  EXPECT_EQ(tracker.tracked(), 0U);
+  EXPECT_EQ(tracker.next_sequence(), 1U) << "the reopened channel numbers from 1 again";
+}
+
+TEST(ConfirmTracker, ChannelClosedWithSeveralToThatExchange_OnlyTheLastIsSurelyNotPublished) {
+  // The first of them may have been routed before the exchange went: all but the last are in
+  // doubt, as is everything sent before the last.
+  ConfirmTracker tracker;
+  tracker.sent(publish("to-gone-1", 10s, "gone"));
+  tracker.sent(publish("between", 10s, "orders"));
+  tracker.sent(publish("to-gone-2", 10s, "gone"));
+  tracker.sent(publish("after", 10s, "orders"));
+
+  const auto loss = tracker.channel_closed("gone", ": refused", ": in doubt");
+  EXPECT_EQ(verdicts_of(loss), (std::map<std::string, Result>{{"to-gone-1", Result::unavailable},
+                                                              {"between", Result::unavailable},
+                                                              {"to-gone-2", Result::nacked}}));
+  EXPECT_EQ(unsent_of(loss), (std::vector<std::string>{"after"}));
+}
+
+TEST(ConfirmTracker, ChannelClosedNamingNothingInFlight_EveryUnconfirmedPublishIsInDoubt) {
   ConfirmTracker tracker;
   tracker.sent(publish("a", 10s, "orders"));
-  tracker.sent(publish("b", 10s, "missing"));
-  tracker.sent(publish("c", 10s, "orders"));
-  tracker.sent(publish("d", 10s, "missing"));
-  const auto refused = tracker.refuse_exchange("missing", ": NOT_FOUND - no exchange 'missing'");
-  EXPECT_EQ(by_id(refused),
-            (std::map<std::string, Result>{{"b", Result::nacked}, {"d", Result::nacked}}));
-  EXPECT_EQ(refused[0].detail, ": NOT_FOUND - no exchange 'missing'");
-  EXPECT_EQ(tracker.tracked(), 2U);
-  EXPECT_EQ(by_id(tracker.acked(4, true)),
-            (std::map<std::string, Result>{{"a", Result::confirmed}, {"c", Result::confirmed}}));
+  tracker.sent(publish("b", 10s, "audit"));
+
+  for (const auto& culprit : {std::optional<std::string>{}, std::optional<std::string>{"other"}}) {
+    ConfirmTracker copy = tracker;
+    const auto loss = copy.channel_closed(culprit, ": refused", ": in doubt");
+    EXPECT_EQ(verdicts_of(loss), (std::map<std::string, Result>{{"a", Result::unavailable},
+                                                                {"b", Result::unavailable}}));
+    EXPECT_TRUE(loss.unsent.empty());
+  }
+}
+
+TEST(ConfirmTracker, ChannelClosed_AReturnedPublishStaysReturnedATimedOutOneIsNotSentAgain) {
+  ConfirmTracker tracker;
+  tracker.sent(publish("returned", 10s, "orders"));
+  tracker.sent(publish("culprit", 10s, "missing"));
+  tracker.sent(publish("timed-out", 1s, "orders"));
+  tracker.returned("returned", "orders", "order.placed", "312 NO_ROUTE");
+  ASSERT_EQ(by_id(tracker.expire(kStart + 2s, "")),
+            (std::map<std::string, Result>{{"timed-out", Result::timeout}}));
+
+  const auto loss = tracker.channel_closed("missing", ": refused", ": in doubt");
+  EXPECT_EQ(verdicts_of(loss), (std::map<std::string, Result>{{"returned", Result::returned},
+                                                              {"culprit", Result::nacked}}));
+  EXPECT_TRUE(loss.unsent.empty()) << "its caller already has an answer";
 }
 
 TEST(ConfirmTracker, ReconnectInTheMiddle_FailsEveryUnansweredPublishOnce) {

@@ -16,22 +16,16 @@
 #include <thread>
 
 #include "broker/broker_endpoint.h"
+#include "loopback_listener.h"
 
 namespace warren::broker::test_support {
 
 class HangingUpBroker {
  public:
-  HangingUpBroker() : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof(address);
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&address), length) != 0 ||
-        ::listen(fd_, 16) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-      throw std::runtime_error("cannot listen on 127.0.0.1");
-    }
-    port_ = ntohs(address.sin_port);
+  HangingUpBroker() {
+    const LoopbackListener listener = listen_on_loopback(16);
+    fd_ = listener.fd;
+    port_ = listener.port;
     thread_ = std::thread([this] { accept_loop(); });
   }
   ~HangingUpBroker() {
@@ -79,7 +73,7 @@ class HangingUpBroker {
     }
   }
 
-  const int fd_;
+  int fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stopping_{false};
   mutable std::mutex mutex_;
