@@ -337,6 +337,7 @@ uri = "{uri_without_password()}"
 name = "{queue}"
 type = "classic"
 durable = false
+allow_message_loss = true
 [[workers]]
 name = "my_plugin"
 plugin = "my_plugin"

@@ -274,6 +274,7 @@ name = "{queue}"
 type = "classic"
 durable = false
 auto_delete = true
+allow_message_loss = true
 [[workers]]
 name = "noop"
 plugin = "noop"
