@@ -231,6 +231,9 @@ void SqliteTransport::run() {
   // would otherwise hold up the first deliveries.
   auto next_census = Clock::now() + kCensusInterval;
   Clock::time_point retry_at{};
+  // Swapped with settlements_ each round and cleared by round(): the two vectors keep their
+  // capacity, so a round allocates nothing for them.
+  std::vector<Settling> batch;
 
   std::unique_lock lock(mutex_);
   for (;;) {
@@ -277,7 +280,6 @@ void SqliteTransport::run() {
       want_claim = want_claim || (consuming_ && subscriber->maybe_ready &&
                                   subscriber->unsettled < subscriber->subscription.prefetch);
     }
-    std::vector<Settling> batch;
     batch.swap(settlements_);
     flush_at_.reset();
     nudged_.store(false, std::memory_order_relaxed);
@@ -326,6 +328,7 @@ void SqliteTransport::run() {
       batch.insert(batch.end(), std::make_move_iterator(settlements_.begin()),
                    std::make_move_iterator(settlements_.end()));
       settlements_.swap(batch);
+      batch.clear();
       retry_backoff_ =
           std::clamp<std::chrono::milliseconds>(retry_backoff_ * 2, kRetryInitial, kRetryMax);
       retry_at = Clock::now() + retry_backoff_;
@@ -429,7 +432,7 @@ bool SqliteTransport::round(std::vector<Settling>& settlements) {
     std::lock_guard lock(mutex_);
     const auto steady_now = Clock::now();
     for (std::size_t i = 0; i < settlements.size(); ++i) {
-      held_.erase(settlements[i].state->row.lease.id);
+      unhold(*settlements[i].state);
       // A row given back or rescheduled is claimable again: at once, or when its delay ends.
       Subscriber& owner = *subscribers_[settlements[i].subscriber];
       if (owner.unsettled > 0)
@@ -447,10 +450,8 @@ bool SqliteTransport::round(std::vector<Settling>& settlements) {
     bool delivering = false;
     for (std::size_t c = 0; c < claims.size(); ++c) {
       delivering = delivering || !claimed[c].empty();
-      for (auto& state : claimed[c]) {
-        const std::int64_t id = state->row.lease.id;
-        held_[id] = Held{claims[c].subscriber, std::move(state)};
-      }
+      for (auto& state : claimed[c])
+        hold(claims[c].subscriber, std::move(state));
       subscribers_[claims[c].subscriber]->unsettled += claimed[c].size();
     }
     const std::int64_t wall_now = now_ms();
@@ -486,23 +487,24 @@ bool SqliteTransport::round(std::vector<Settling>& settlements) {
 }
 
 void SqliteTransport::heartbeat() {
-  std::vector<RowLease> leases;
+  std::vector<std::shared_ptr<ClaimedState>> states;
   {
     std::lock_guard lock(mutex_);
-    for (const auto& [id, held] : held_)
-      leases.push_back(held.state->row.lease);
+    states.reserve(held_.size());
+    for (const auto& held : held_)
+      states.push_back(held.state);
   }
-  if (leases.empty())
+  if (states.empty())
     return;
-  std::vector<std::int64_t> lost;
+  std::vector<ClaimedState*> lost;
   {
     std::lock_guard db(db_mutex_);
     try {
       WriteTransaction transaction(*connection_);
       const std::int64_t until = now_ms() + options_.lease.count();
-      for (const auto& lease : leases) {
-        if (!store_->extend(lease, until))
-          lost.push_back(lease.id);
+      for (const auto& state : states) {
+        if (!store_->extend(state->row.lease, until))
+          lost.push_back(state.get());
       }
       transaction.commit();
     } catch (const SqliteError& e) {
@@ -510,11 +512,9 @@ void SqliteTransport::heartbeat() {
       return;
     }
   }
-  std::lock_guard lock(mutex_);
-  for (const std::int64_t id : lost) {
-    if (auto it = held_.find(id); it != held_.end())
-      it->second.state->stale.store(true);
-  }
+  // A row settled meanwhile is marked too: nothing reads the mark of a settled row.
+  for (ClaimedState* state : lost)
+    state->stale.store(true);
 }
 
 void SqliteTransport::rescue() {
@@ -647,18 +647,37 @@ void SqliteTransport::checkpoint_after_failure() {
   }
 }
 
+void SqliteTransport::hold(std::size_t subscriber, std::shared_ptr<ClaimedState> state) {
+  state->held_slot = held_.size();
+  held_.push_back(Held{subscriber, std::move(state)});
+}
+
+void SqliteTransport::unhold(const ClaimedState& state) {
+  const std::size_t slot = state.held_slot;
+  if (slot == ClaimedState::kNotHeld)
+    return;  // given back at close already
+  if (slot + 1 != held_.size()) {
+    held_[slot] = std::move(held_.back());
+    held_[slot].state->held_slot = slot;
+  }
+  held_.pop_back();
+  state.held_slot = ClaimedState::kNotHeld;
+}
+
 void SqliteTransport::release_held() {
-  std::map<std::int64_t, Held> held;
+  std::vector<Held> held;
   {
     std::lock_guard lock(mutex_);
     held.swap(held_);
+    for (auto& row : held)
+      row.state->held_slot = ClaimedState::kNotHeld;
   }
   if (held.empty())
     return;
   std::lock_guard db(db_mutex_);
   try {
     WriteTransaction transaction(*connection_);
-    for (const auto& [id, row] : held)
+    for (const auto& row : held)
       store_->release(row.state->row.lease);
     transaction.commit();
   } catch (const SqliteError& e) {
