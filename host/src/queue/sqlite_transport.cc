@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "observability/log.h"
+#include "queue/round_pacing.h"
 #include "queue/sqlite_queue_census.h"
 #include "queue/sqlite_schema.h"
 #include "transport/brief_spin.h"
@@ -50,6 +52,7 @@ struct SqliteTransport::Subscriber {
   std::size_t queued = 0;                // of those, settled by the runtime, awaiting a round
   bool maybe_ready = true;               // rows may be waiting: worth a claim
   std::optional<Clock::time_point> due;  // when the next pending row falls due
+  RoundPacing pacing;                    // overlap or whole batches (round_pacing.h)
 };
 
 class SqliteTransport::RowDelivery final : public transport::Delivery {
@@ -205,10 +208,11 @@ void SqliteTransport::settle(Settling settling) {
   settlements_.push_back(std::move(settling));
   // Settlements are written together, a round per batch rather than per message, while the
   // worker still has rows to handle: at once when it has none left (it would wait for the next
-  // claim) or half its prefetch is settled (the claim refills it while it handles the other
-  // half), else within kSettleCoalesce.
+  // claim) or, when pacing by overlap, half its prefetch is settled (the claim refills it while it
+  // handles the other half), else within kSettleCoalesce.
   const bool worker_idle = subscriber.queued >= subscriber.unsettled;
-  const bool half_settled = 2 * subscriber.queued >= subscriber.subscription.prefetch;
+  const bool half_settled = subscriber.pacing.mode() == RoundPacing::Mode::overlap &&
+                            2 * subscriber.queued >= subscriber.subscription.prefetch;
   if (worker_idle || half_settled) {
     wake_requested_ = true;
     nudged_.store(true, std::memory_order_release);
@@ -446,6 +450,24 @@ bool SqliteTransport::round(std::vector<Settling>& settlements) {
       }
       if (!applied[i])
         ++stale_settlements_;
+    }
+    std::vector<std::size_t> settled_here(subscribers_.size(), 0);
+    for (const auto& s : settlements)
+      ++settled_here[s.subscriber];
+    for (const auto& claim : claims) {
+      const bool backlog = static_cast<int>(claim.rows.size()) >= claim.asked;
+      RoundPacing& pacing = subscribers_[claim.subscriber]->pacing;
+      const auto before = pacing.mode();
+      pacing.record_round(settled_here[claim.subscriber], backlog, steady_now);
+      if (pacing.mode() != before && observability::log_enabled(observability::LogLevel::debug)) {
+        observability::log_debug(
+            "sqlite queue: worker '" + subscribers_[claim.subscriber]->subscription.worker +
+            "' now paces its rounds by " +
+            (pacing.mode() == RoundPacing::Mode::overlap ? "overlap" : "whole batches") +
+            " (last measured: overlap " + std::to_string(std::lround(pacing.overlap_rate())) +
+            " rows/s, whole batches " + std::to_string(std::lround(pacing.whole_batches_rate())) +
+            " rows/s)");
+      }
     }
     bool delivering = false;
     for (std::size_t c = 0; c < claims.size(); ++c) {
