@@ -65,7 +65,7 @@ def test_PluginTemplate_BuiltAgainstAPrefix_PassesItsOwnTests(tmp_path):
     for command in (["cmake", "-S", str(project), "-B", str(build), *generator,
                      f"-DCMAKE_PREFIX_PATH={prefix}"],
                     ["nice", "cmake", "--build", str(build), "-j", "2"],
-                    ["ctest", "--test-dir", str(build), "--output-on-failure"]):
+                    ["ctest", "--test-dir", str(build), "--output-on-failure", "--no-tests=error"]):
         result = subprocess.run(command, env=environment, capture_output=True, text=True,
                                 timeout=600)
         assert result.returncode == 0, " ".join(command) + "\n" + result.stdout + result.stderr

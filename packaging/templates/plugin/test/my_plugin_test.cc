@@ -17,7 +17,7 @@ using warren::testing::SettledMessage;
 using warren::testing::TestMessage;
 
 // The plugin as the worker "my_plugin" of conf/my_plugin.toml runs it, with these settings.
-Harness my_plugin(Settings settings = {}) {
+Harness loaded_plugin(Settings settings = {}) {
   Harness harness = Harness::load(MY_PLUGIN_LIBRARY, std::move(settings), "my_plugin");
   harness.use_config(MY_PLUGIN_CONFIG);
   return harness;
@@ -32,7 +32,7 @@ TestMessage message_with_body(std::string body) {
 }
 
 TEST(MyPlugin, MessageWithABody_IsAckedLoggedAndCounted) {
-  Harness harness = my_plugin();
+  Harness harness = loaded_plugin();
 
   const Result result = harness.deliver(message_with_body("hello"));
 
@@ -45,7 +45,7 @@ TEST(MyPlugin, MessageWithABody_IsAckedLoggedAndCounted) {
 }
 
 TEST(MyPlugin, WithNotifyExchange_TheAnnouncementReachesTheNotificationsQueue) {
-  Harness harness = my_plugin({{"notify_exchange", "my_plugin.notifications"}});
+  Harness harness = loaded_plugin({{"notify_exchange", "my_plugin.notifications"}});
 
   EXPECT_EQ(harness.deliver(message_with_body("hello")).kind, Result::Kind::ack);
 
@@ -56,7 +56,7 @@ TEST(MyPlugin, WithNotifyExchange_TheAnnouncementReachesTheNotificationsQueue) {
 }
 
 TEST(MyPlugin, NotifyExchangeTheConfigDoesNotDeclare_IsRetriedThenDeadLettered) {
-  Harness harness = my_plugin({{"notify_exchange", "my_plugin.notifcations"}});
+  Harness harness = loaded_plugin({{"notify_exchange", "my_plugin.notifcations"}});
 
   const SettledMessage settled = harness.deliver_until_settled(message_with_body("hello"));
 
@@ -70,7 +70,7 @@ TEST(MyPlugin, NotifyExchangeTheConfigDoesNotDeclare_IsRetriedThenDeadLettered) 
 }
 
 TEST(MyPlugin, EmptyBody_IsDeadLetteredAtTheFirstAttemptWithTheReason) {
-  Harness harness = my_plugin();
+  Harness harness = loaded_plugin();
 
   const SettledMessage settled = harness.deliver_until_settled(message_with_body(""));
 
@@ -80,7 +80,7 @@ TEST(MyPlugin, EmptyBody_IsDeadLetteredAtTheFirstAttemptWithTheReason) {
 }
 
 TEST(MyPlugin, BodyOverMaxBodyBytes_IsDeadLettered) {
-  Harness harness = my_plugin({{"max_body_bytes", "4"}});
+  Harness harness = loaded_plugin({{"max_body_bytes", "4"}});
 
   const Result result = harness.deliver(message_with_body("hello"));
 
@@ -91,7 +91,7 @@ TEST(MyPlugin, BodyOverMaxBodyBytes_IsDeadLettered) {
 
 TEST(MyPlugin, InvalidMaxBodyBytes_RefusesToStartNamingTheSetting) {
   try {
-    my_plugin({{"max_body_bytes", "lots"}});
+    loaded_plugin({{"max_body_bytes", "lots"}});
     FAIL() << "the constructor accepted max_body_bytes = \"lots\"";
   } catch (const std::runtime_error& error) {
     EXPECT_NE(std::string(error.what()).find("max_body_bytes must be a positive integer"),
