@@ -63,10 +63,8 @@ struct Harness::State final : host_abi::WorkerServices {
   warren_plugin_descriptor descriptor{};
   Settings settings;
   std::string name;
-  // use_config(): set before messages are delivered, read-only while they are.
-  std::shared_ptr<const HostConfig> config;
-
-  mutable std::mutex mutex;  // guards the records below
+  mutable std::mutex mutex;                  // guards the configuration and the records below
+  std::shared_ptr<const HostConfig> config;  // use_config()
   std::vector<RoutedMessage> routed;
   std::vector<LogRecord> logs;
   std::map<std::string, MetricRecord> metrics;  // std::map: node addresses are stable
@@ -300,20 +298,29 @@ std::pair<Result, host_abi::ReportedOutcome> Harness::deliver_reporting(
 }
 
 void Harness::use_config(const std::string& config_file) {
-  state_->config = std::make_shared<const HostConfig>(HostConfig::load(config_file));
+  auto config = std::make_shared<const HostConfig>(HostConfig::load(config_file));
+  const std::lock_guard lock(state_->mutex);
+  state_->config = std::move(config);
 }
 
 void Harness::use_config_text(std::string_view toml, const std::string& source_name) {
-  state_->config = std::make_shared<const HostConfig>(HostConfig::parse(toml, source_name));
+  auto config = std::make_shared<const HostConfig>(HostConfig::parse(toml, source_name));
+  const std::lock_guard lock(state_->mutex);
+  state_->config = std::move(config);
 }
 
 RetryPolicy Harness::retry_policy() const {
-  if (!state_->config) {
+  std::shared_ptr<const HostConfig> config;
+  {
+    const std::lock_guard lock(state_->mutex);
+    config = state_->config;
+  }
+  if (!config) {
     throw std::logic_error(
         "Harness::retry_policy: no configuration; call use_config() first or "
         "give deliver_until_settled() a RetryPolicy");
   }
-  return state_->config->retry_policy(state_->name);
+  return config->retry_policy(state_->name);
 }
 
 SettledMessage Harness::deliver_until_settled(const TestMessage& first,

@@ -20,8 +20,7 @@
 // descriptor, with the host loader's checks.
 //
 // Thread-safety: deliver() may run on several threads at once on one Harness (the real host runs
-// handle() concurrently on one instance); the inspection methods return snapshots; use_config()
-// must not run while messages are delivered.
+// handle() concurrently on one instance); the inspection methods return snapshots.
 // Standard library only, like the SDK.
 #pragma once
 
@@ -185,8 +184,8 @@ class Harness {
   // Loads the plugin from its built .so (lib<name>.so, e.g. $<TARGET_FILE:my_plugin>) as the host
   // does: the file and directory checks, dlopen, the ABI handshake of WARREN_PLUGIN's descriptor
   // and its name against the file's, then its constructor. Throws std::runtime_error with the
-  // loader's reason, e.g. "\"/b/libx.so\": refused: it declares the name \"y\" but was loaded as
-  // \"x\"; ...". The library stays loaded until the process exits, as in the host.
+  // loader's reason, e.g. `"/b/libx.so": refused: it declares the name "y" but was loaded as "x";
+  // ...`. The library is closed with the harness, after the handler instance is destroyed.
   static Harness load(const std::string& plugin_file, Settings settings = {},
                       std::string worker_name = "test-worker");
 
@@ -241,8 +240,9 @@ class Harness {
   // Keyed by the exported name: warren_plugin_<name> (the prefix is added when missing).
   std::map<std::string, MetricRecord> metrics() const;
 
-  // The next publish fails with this reason (Context::publish throws warren::PublishError).
-  // Calls queue up: n calls fail the next n publishes.
+  // The next publish fails with this reason (Context::publish throws warren::PublishError),
+  // whatever the configuration's routing would say. Calls queue up: n calls fail the next n
+  // publishes.
   void fail_next_publish(std::string reason);
   // From now on Context::stop_requested() is true, as during the host's shutdown.
   void request_stop() noexcept;
