@@ -164,18 +164,9 @@ bool SqliteTransport::ready() const noexcept {
 
 void SqliteTransport::publish(const transport::OutboundMessage& message) {
   using Reason = transport::PublishError::Reason;
-  const auto queues = routing_.route(message.exchange, message.routing_key, message.headers);
-  if (!queues)
-    throw transport::PublishError(Reason::nacked,
-                                  "NOT_FOUND - no exchange '" + message.exchange + "'");
-  if (queues->empty()) {
-    if (message.mandatory) {
-      throw transport::PublishError(
-          Reason::returned, "unroutable: no queue is bound to exchange '" + message.exchange +
-                                "' for routing key '" + message.routing_key + "'");
-    }
-    return;
-  }
+  const std::vector<std::string> queues = transport::publish_targets(routing_, message);
+  if (queues.empty())
+    return;  // not mandatory, and no queue bound: dropped, as a broker drops it
   const std::string message_id =
       message.message_id.empty() ? transport::random_uuid() : message.message_id;
   {
@@ -183,7 +174,7 @@ void SqliteTransport::publish(const transport::OutboundMessage& message) {
     try {
       WriteTransaction transaction(*connection_);
       const std::int64_t now = now_ms();
-      for (const auto& queue : *queues)
+      for (const auto& queue : queues)
         store_->insert(queue, message, message_id, now);
       transaction.commit();
     } catch (const SqliteError& e) {
@@ -192,7 +183,7 @@ void SqliteTransport::publish(const transport::OutboundMessage& message) {
   }
   std::lock_guard lock(mutex_);
   for (auto& subscriber : subscribers_) {
-    if (std::find(queues->begin(), queues->end(), subscriber->subscription.queue) != queues->end())
+    if (std::find(queues.begin(), queues.end(), subscriber->subscription.queue) != queues.end())
       subscriber->maybe_ready = true;
   }
   wake_requested_ = true;
