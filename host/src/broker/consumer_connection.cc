@@ -365,7 +365,17 @@ void ConsumerConnection::close_gracefully() {
 // --- Frames ---
 
 void ConsumerConnection::service_connection() {
-  read_frames();
+  try {
+    read_frames();
+  } catch (...) {
+    // The deliveries read before the loss are stale now; handed over all the same, the runtime
+    // sees them stale and drops them (the broker redelivers them).
+    if (on_read_pass_end_)
+      on_read_pass_end_();
+    throw;
+  }
+  if (on_read_pass_end_)
+    on_read_pass_end_();
   retry_due_subscriptions();
 }
 

@@ -67,6 +67,11 @@ class ConsumerConnection final : private IoLoop {
   ConsumerConnection(const ConsumerConnection&) = delete;
   ConsumerConnection& operator=(const ConsumerConnection&) = delete;
 
+  // Called on the I/O thread after each pass over the frames the socket had (also when the pass
+  // ends in a lost connection), so that the deliveries of one pass can be handed over together.
+  // Set before start().
+  void on_read_pass_end(std::function<void()> callback) { on_read_pass_end_ = std::move(callback); }
+
   // Starts the I/O thread and waits for the first connection and setup (up to the connect
   // timeout). Throws TopologyError when the broker refuses the topology. When the broker is
   // unreachable it returns anyway and keeps trying in the background (not ready meanwhile).
@@ -143,6 +148,7 @@ class ConsumerConnection final : private IoLoop {
   const std::chrono::milliseconds close_grace_;
   const TopologyDeclarer topology_;
   DeliveryCallback on_delivery_;
+  std::function<void()> on_read_pass_end_;
   observability::Metrics* metrics_;
 
   WakeupQueue<Command> commands_;

@@ -92,6 +92,8 @@ void RabbitMqTransport::start(const std::vector<transport::Subscription>& subscr
       [this](const DeliveryToken& token, transport::InboundMessage message,
              const std::string& queue) { on_delivery(token, std::move(message), queue); },
       metrics_, health_);
+  unhanded_ = std::vector<std::vector<std::unique_ptr<transport::Delivery>>>(subscriptions.size());
+  consumer_->on_read_pass_end([this] { hand_over(); });
   consumer_->start();
 }
 
@@ -124,8 +126,16 @@ void RabbitMqTransport::publish(const transport::OutboundMessage& message) {
 
 void RabbitMqTransport::on_delivery(const DeliveryToken& token, transport::InboundMessage message,
                                     const std::string& queue) {
-  transport::DeliverySink* sink = subscriptions_.at(token.subscription).sink;
-  sink->deliver(std::make_unique<Delivery>(*this, token, std::move(message), queue));
+  // Handed over at the end of the read pass, with the others the same pass read (hand_over).
+  unhanded_.at(token.subscription)
+      .push_back(std::make_unique<Delivery>(*this, token, std::move(message), queue));
+}
+
+void RabbitMqTransport::hand_over() {
+  for (std::size_t index = 0; index < unhanded_.size(); ++index) {
+    if (!unhanded_[index].empty())
+      subscriptions_[index].sink->deliver_all(unhanded_[index]);
+  }
 }
 
 void RabbitMqTransport::settle(const Delivery& delivery, const transport::Settlement& settlement) {

@@ -52,6 +52,9 @@ class RabbitMqTransport final : public transport::Transport {
   class Delivery;
   void on_delivery(const DeliveryToken& token, transport::InboundMessage message,
                    const std::string& queue);
+  // The deliveries read in one pass over the socket, to each worker's sink at once: one lock and
+  // one wake-up of its dispatcher for all of them, not one per message (issue 17).
+  void hand_over();
   void settle(const Delivery& delivery, const transport::Settlement& settlement);
   // True (and the settlement dropped, logged) when the delivery's connection is gone.
   bool dropped_as_stale(const Delivery& delivery, const transport::Settlement& settlement,
@@ -66,6 +69,8 @@ class RabbitMqTransport final : public transport::Transport {
   observability::Metrics* metrics_;
   observability::Health* health_;
   std::vector<transport::Subscription> subscriptions_;
+  // Per subscription: deliveries read in the current pass, not yet handed over (I/O thread only).
+  std::vector<std::vector<std::unique_ptr<transport::Delivery>>> unhanded_;
   std::unique_ptr<PublisherConnection> publisher_;
   std::unique_ptr<ConsumerConnection> consumer_;
   std::unique_ptr<RequeueBackoff> requeue_backoff_;  // made by start()
