@@ -171,6 +171,9 @@ void SqliteTransport::publish(const transport::OutboundMessage& message) {
           Reason::returned, "unroutable: no queue is bound to exchange '" + message.exchange +
                                 "' for routing key '" + message.routing_key + "'");
     }
+    // Not mandatory: dropped, as a broker drops it, and counted (the publish succeeds).
+    if (metrics_ != nullptr)
+      metrics_->published_dropped(message.exchange).Increment();
     return;
   }
   const std::string message_id =
