@@ -345,26 +345,32 @@ const warren_plugin_descriptor& Harness::descriptor() const noexcept {
 
 // ---- values and printing ----
 
+namespace {
+
+double sum_of(const std::vector<double>& values) noexcept {
+  double total = 0;
+  for (double value : values)
+    total += value;
+  return total;
+}
+
+double last_of(const std::vector<double>& values) noexcept {
+  return values.empty() ? 0.0 : values.back();
+}
+
+}  // namespace
+
 double MetricRecord::sum() const noexcept {
-  double total = 0;
-  for (double value : values)
-    total += value;
-  return total;
+  return sum_of(values);
 }
-
 double MetricRecord::last() const noexcept {
-  return values.empty() ? 0.0 : values.back();
+  return last_of(values);
 }
-
 double SeriesRecord::sum() const noexcept {
-  double total = 0;
-  for (double value : values)
-    total += value;
-  return total;
+  return sum_of(values);
 }
-
 double SeriesRecord::last() const noexcept {
-  return values.empty() ? 0.0 : values.back();
+  return last_of(values);
 }
 
 std::string_view to_string(Result::Kind kind) noexcept {
