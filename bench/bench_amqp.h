@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "process_clock.h"  // bench::now_ns
+
 namespace bench {
 
 [[noreturn]] inline void die(const std::string& what) {
@@ -37,12 +39,6 @@ inline amqp_connection_state_t connect(const std::string& uri, int channel) {
   amqp_channel_open(conn, channel);
   check(amqp_get_rpc_reply(conn), "channel.open");
   return conn;
-}
-
-inline std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 }  // namespace bench

@@ -7,8 +7,10 @@
 #     maintainer scripts of packaging/debian/ (the `warren` system user, /var/lib/warren).
 #   dev     -> warren-dev_<version>_<arch>.deb
 #     the SDK headers (/usr/include/warren), the test harness (libwarren_testing.a) with the
-#     host-side ABI adapter it serves plugins through (libwarren_host_abi.a), and the CMake
-#     package (find_package(Warren): Warren::sdk, Warren::testing, warren_add_plugin()).
+#     host-side ABI adapter it serves plugins through (libwarren_host_abi.a) and the host
+#     libraries it routes, retries and loads plugins with (libwarren_config.a, _transport, _retry,
+#     _plugin: no headers, linked only through Warren::testing), and the CMake package
+#     (find_package(Warren): Warren::sdk, Warren::testing, warren_add_plugin()).
 #
 # Only these two components are packaged (CPACK_COMPONENTS_ALL): an install() rule without one
 # lands in "Unspecified" and in no package.
@@ -60,11 +62,19 @@ install(FILES ${WARREN_PACKAGING_DIR}/systemd/warren.service ${WARREN_PACKAGING_
 set_target_properties(warren_sdk PROPERTIES EXPORT_NAME sdk)
 set_target_properties(warren_host_abi PROPERTIES EXPORT_NAME host_abi)
 set_target_properties(warren_testing PROPERTIES EXPORT_NAME testing OUTPUT_NAME warren_testing)
+# The host's libraries the harness links (sdk/testing/CMakeLists.txt): exported only because a
+# static library's dependencies must be; their headers are not installed.
+set(warren_harness_host_libraries warren_config warren_transport warren_retry warren_plugin)
+foreach(library IN LISTS warren_harness_host_libraries)
+  string(REPLACE "warren_" "host_" export_name ${library})
+  set_target_properties(${library} PROPERTIES EXPORT_NAME ${export_name})
+endforeach()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/sdk/include/warren ${PROJECT_SOURCE_DIR}/sdk/host_abi/include/warren
                   ${PROJECT_SOURCE_DIR}/sdk/testing/include/warren
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev
         FILES_MATCHING PATTERN "*.h")
-install(TARGETS warren_sdk warren_host_abi warren_testing EXPORT WarrenTargets
+install(TARGETS warren_sdk warren_host_abi warren_testing ${warren_harness_host_libraries}
+        EXPORT WarrenTargets
         ARCHIVE DESTINATION ${WARREN_INSTALL_DEV_LIBDIR} COMPONENT dev
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/docs/sdk.md
@@ -128,7 +138,10 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME warren-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
-set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "warren (= ${PROJECT_VERSION})")
+# The harness links the host's config loader (toml++) and plugin loader (Boost.DLL over
+# Boost.Filesystem): find_package(Warren) looks for both (WarrenConfig.cmake.in).
+set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
+    "warren (= ${PROJECT_VERSION}), libtomlplusplus-dev, libboost-filesystem-dev (>= 1.74)")
 set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS "cmake (>= 3.25), g++ (>= 4:12), libgtest-dev")
 string(CONCAT CPACK_DEBIAN_DEV_DESCRIPTION
     "Warren plugin SDK, test harness and CMake package\n"

@@ -1,11 +1,13 @@
 // bench_baseline_consumer URI QUEUE COUNT PREFETCH: the baseline Warren is measured against. The
 // textbook rabbitmq-c consumer: basic.qos(PREFETCH), manual acks, amqp_consume_message in a
-// loop, one basic.ack per message. Prints "first_ns last_ns" (delivery of the first message,
-// ack of the last) so both sides are timed the same way.
+// loop, one basic.ack per message. Prints "first_ns last_ns cpu_ns maxrss_kb" (delivery of the
+// first message, ack of the last, the process's CPU time between the two and its peak RSS), as the
+// timing plugin does on Warren's side.
 #include <cstdio>
 #include <string>
 
 #include "bench_amqp.h"
+#include "process_clock.h"
 
 int main(int argc, char** argv) {
   if (argc != 5)
@@ -21,6 +23,7 @@ int main(int argc, char** argv) {
   bench::check(amqp_get_rpc_reply(conn), "basic.consume");
 
   std::int64_t first_ns = 0;
+  std::int64_t first_cpu = 0;
   long consumed = 0;
   while (consumed < count) {
     amqp_maybe_release_buffers(conn);
@@ -28,15 +31,20 @@ int main(int argc, char** argv) {
     const amqp_rpc_reply_t reply = amqp_consume_message(conn, &envelope, nullptr, 0);
     if (reply.reply_type != AMQP_RESPONSE_NORMAL)
       bench::die("consume failed");
-    if (first_ns == 0)
+    if (first_ns == 0) {
+      first_cpu = bench::cpu_ns();
       first_ns = bench::now_ns();
+    }
     if (amqp_basic_ack(conn, 1, envelope.delivery_tag, 0) != AMQP_STATUS_OK)
       bench::die("ack");
     amqp_destroy_envelope(&envelope);
     ++consumed;
   }
   const std::int64_t last_ns = bench::now_ns();
-  std::printf("%lld %lld\n", static_cast<long long>(first_ns), static_cast<long long>(last_ns));
+  const std::int64_t last_cpu = bench::cpu_ns();
+  std::printf("%lld %lld %lld %ld\n", static_cast<long long>(first_ns),
+              static_cast<long long>(last_ns), static_cast<long long>(last_cpu - first_cpu),
+              bench::max_rss_kb());
   // Let the last acks land before closing (rabbitmq-server issue 10327).
   amqp_basic_qos(conn, 1, 0, prefetch, 0);
   amqp_channel_close(conn, 1, AMQP_REPLY_SUCCESS);

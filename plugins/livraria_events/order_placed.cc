@@ -93,6 +93,18 @@ OrderPlaced parse_order_placed(std::string_view json_body) {
     reject("body must be a JSON object, got " + shown(body));
 
   OrderPlaced order;
+  // The version first: the other fields of a newer major may mean something else.
+  if (const auto it = body.find("version"); it != body.end() && !it->is_null()) {
+    order.version = integer_at(body, "", "version");
+    if (order.version < 1)
+      reject("field 'version' must be at least 1, got " + shown(*it));
+    if (order.version > kOrderPlacedVersion) {
+      reject("version " + std::to_string(order.version) +
+             " of the contract is newer than this consumer reads (version " +
+             std::to_string(kOrderPlacedVersion) +
+             "); deploy a consumer that reads it, then replay this dead letter");
+    }
+  }
   order.event_id = text_at(required(body, "", "event_id"), "event_id");
   if (!is_uuid(order.event_id)) {
     reject("field 'event_id' must be a UUID like 3f0c8a4e-5b7d-4e34-9a0b-1c2d3e4f5a6b, got " +
@@ -128,6 +140,11 @@ OrderPlaced parse_order_placed(std::string_view json_body) {
 
   if (const auto it = body.find("occurred_at"); it != body.end() && !it->is_null()) {
     order.occurred_at = text_at(*it, "occurred_at");
+  }
+  if (const auto it = body.find("sales_channel"); it != body.end() && !it->is_null()) {
+    order.sales_channel = text_at(*it, "sales_channel");
+    if (order.sales_channel.empty())
+      order.sales_channel = kUnknownSalesChannel;
   }
   return order;
 }

@@ -22,6 +22,7 @@ std::string render_confirmation_email(const OrderPlaced& order) {
   email += "From: Livraria <pedidos@livraria.example>\n";
   email += "X-Livraria-Customer-Id: " + order.customer_id + "\n";
   email += "X-Livraria-Event-Id: " + order.event_id + "\n";
+  email += "X-Livraria-Sales-Channel: " + order.sales_channel + "\n";
   email += "Subject: Order " + order_id + " confirmed\n";
   email += "MIME-Version: 1.0\n";
   email += "Content-Type: text/plain; charset=utf-8\n";

@@ -1,20 +1,27 @@
 // The in-memory fake host behind warren::testing::Harness: the host's own ABI adapter
 // (Warren::host_abi: its C table, checks and conversions) over in-memory services. State is the
-// worker (settings, mutex-guarded records of logs, publishes and metrics); a Delivery is one
-// handle() call (headers, scope, reported outcome) and lives on deliver()'s stack.
+// worker (settings, mutex-guarded records of logs, publishes and metrics, the configuration it
+// routes by); a Delivery is one handle() call (headers, scope, reported outcome) and lives on
+// deliver()'s stack. The host's config loader, in-process routing, retry decision and plugin
+// loader do the rest (harness_host.cc), so the harness cannot disagree with the host.
 #include "warren/testing/harness.h"
 
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <deque>
+#include <filesystem>
 #include <functional>
 #include <mutex>
 #include <ostream>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <variant>
 
+#include "host_config.h"
+#include "plugin/plugin_library.h"
+#include "retry_run.h"
 #include "warren/detail/abi_sizes.h"
 #include "warren/detail/strings.h"
 #include "warren/host_abi/descriptor_check.h"
@@ -75,12 +82,14 @@ class HarnessLabelledMetric final : public host_abi::LabelledMetric {
 };
 
 struct Harness::State final : host_abi::WorkerServices {
+  // First, so it is destroyed last: the descriptor and the instance live in it (load()).
+  std::shared_ptr<const void> library;
   warren_plugin_descriptor descriptor{};
   Settings settings;
   std::string name;
-
-  mutable std::mutex mutex;  // guards the records below
-  std::vector<PublishedMessage> published;
+  mutable std::mutex mutex;                  // guards the configuration and the records below
+  std::shared_ptr<const HostConfig> config;  // use_config()
+  std::vector<RoutedMessage> routed;
   std::vector<LogRecord> logs;
   std::map<std::string, MetricRecord> metrics;  // std::map: node addresses are stable
   std::map<std::string, std::unique_ptr<host_abi::PluginMetric>> metric_handles;
@@ -100,7 +109,8 @@ struct Harness::State final : host_abi::WorkerServices {
     }
   }
 
-  // The fake broker: fails the publish if a failure is queued, else confirms and records it.
+  // The fake broker: fails the publish if a failure is queued, or (with a configuration) if the
+  // host would not route it; else confirms and records it with the queues it reached.
   std::optional<std::string> publish(OutgoingMessage message) {
     const std::lock_guard lock(mutex);
     if (!publish_failures.empty()) {
@@ -108,7 +118,14 @@ struct Harness::State final : host_abi::WorkerServices {
       publish_failures.pop_front();
       return reason;
     }
-    published.push_back(std::move(message));
+    RoutedMessage record{std::move(message), {}};
+    if (config) {
+      std::variant<std::vector<std::string>, std::string> route = config->route(record.message);
+      if (std::string* refusal = std::get_if<std::string>(&route))
+        return std::move(*refusal);
+      record.queues = std::move(std::get<std::vector<std::string>>(route));
+    }
+    routed.push_back(std::move(record));
     return std::nullopt;
   }
 
@@ -198,6 +215,9 @@ class Delivery final : public host_abi::MessageServices {
     state_.live_scopes.fetch_sub(1);
   }
 
+  // What the handler reported, as the host's retry decision reads it; valid once result() is.
+  const host_abi::ReportedOutcome& outcome() const noexcept { return outcome_; }
+
   Result result() const {
     if (reports_ != 1) {
       throw std::logic_error("the plugin reported " + std::to_string(reports_) +
@@ -273,7 +293,29 @@ class Delivery final : public host_abi::MessageServices {
 
 Harness::Harness(const warren_plugin_descriptor& descriptor, Settings settings,
                  std::string worker_name)
+    : Harness(nullptr, descriptor, std::move(settings), std::move(worker_name)) {}
+
+Harness Harness::load(const std::string& plugin_file, Settings settings, std::string worker_name) {
+  // As the host loads lib<plugin>.so from its plugin directory: the same checks, and the name
+  // in WARREN_PLUGIN(...) must be the one in the file's name.
+  const std::filesystem::path file = std::filesystem::absolute(plugin_file);
+  const std::string file_name = file.filename().string();
+  if (!file_name.starts_with("lib") || !file_name.ends_with(".so") || file_name.size() <= 6) {
+    throw plugin::PluginLoadError(file,
+                                  "refused: the host loads a plugin only as lib<name>.so; "
+                                  "build it with warren_add_plugin(<name> ...)");
+  }
+  const std::string name = file_name.substr(3, file_name.size() - 6);
+  std::shared_ptr<plugin::PluginLibrary> library =
+      plugin::PluginLibrary::load(file.parent_path(), name);
+  const warren_plugin_descriptor& descriptor = library->descriptor();
+  return Harness(std::move(library), descriptor, std::move(settings), std::move(worker_name));
+}
+
+Harness::Harness(std::shared_ptr<const void> library, const warren_plugin_descriptor& descriptor,
+                 Settings settings, std::string worker_name)
     : state_(std::make_unique<State>()) {
+  state_->library = std::move(library);
   if (const std::optional<std::string> refusal = host_abi::descriptor_refusal(descriptor)) {
     throw std::runtime_error(describe(descriptor) + " refused: " + *refusal);
   }
@@ -293,7 +335,13 @@ Harness::Harness(Harness&&) noexcept = default;
 Harness& Harness::operator=(Harness&&) noexcept = default;
 
 Result Harness::deliver(const TestMessage& message) {
-  if (!state_)
+  return deliver_reporting(message).first;
+}
+
+std::pair<Result, host_abi::ReportedOutcome> Harness::deliver_reporting(
+    const TestMessage& message) {
+  State* state = state_.get();
+  if (state == nullptr)
     throw std::logic_error("Harness::deliver called on a moved-from Harness");
   warren_message abi_message{};
   abi_message.struct_size = sizeof(abi_message);
@@ -305,15 +353,76 @@ Result Harness::deliver(const TestMessage& message) {
   abi_message.attempt = message.attempt;
   abi_message.redelivered = message.redelivered ? 1 : 0;
 
-  Delivery delivery(*state_, message);
-  state_->instance->handle(abi_message, delivery);
+  Delivery delivery(*state, message);
+  state->instance->handle(abi_message, delivery);
   delivery.settle();
-  return delivery.result();
+  Result result = delivery.result();
+  return {std::move(result), delivery.outcome()};
+}
+
+void Harness::use_config(const std::string& config_file) {
+  auto config = std::make_shared<const HostConfig>(HostConfig::load(config_file));
+  const std::lock_guard lock(state_->mutex);
+  state_->config = std::move(config);
+}
+
+void Harness::use_config_text(std::string_view toml, const std::string& source_name) {
+  auto config = std::make_shared<const HostConfig>(HostConfig::parse(toml, source_name));
+  const std::lock_guard lock(state_->mutex);
+  state_->config = std::move(config);
+}
+
+RetryPolicy Harness::retry_policy() const {
+  std::shared_ptr<const HostConfig> config;
+  {
+    const std::lock_guard lock(state_->mutex);
+    config = state_->config;
+  }
+  if (!config) {
+    throw std::logic_error(
+        "Harness::retry_policy: no configuration; call use_config() first or "
+        "give deliver_until_settled() a RetryPolicy");
+  }
+  return config->retry_policy(state_->name);
+}
+
+SettledMessage Harness::deliver_until_settled(const TestMessage& first,
+                                              std::uint32_t max_deliveries) {
+  return deliver_until_settled(first, retry_policy(), max_deliveries);
+}
+
+SettledMessage Harness::deliver_until_settled(const TestMessage& first, const RetryPolicy& policy,
+                                              std::uint32_t max_deliveries) {
+  RetryRun run(policy, state_->name, first);
+  for (;;) {
+    auto [result, outcome] = deliver_reporting(run.message());
+    if (run.settle(std::move(result), outcome, state_->stop_requested.load(), max_deliveries))
+      return run.take();
+  }
 }
 
 std::vector<PublishedMessage> Harness::published() const {
   const std::lock_guard lock(state_->mutex);
-  return state_->published;
+  std::vector<PublishedMessage> messages;
+  messages.reserve(state_->routed.size());
+  for (const RoutedMessage& routed : state_->routed)
+    messages.push_back(routed.message);
+  return messages;
+}
+
+std::vector<RoutedMessage> Harness::routed() const {
+  const std::lock_guard lock(state_->mutex);
+  return state_->routed;
+}
+
+std::vector<PublishedMessage> Harness::published_to(std::string_view queue) const {
+  const std::lock_guard lock(state_->mutex);
+  std::vector<PublishedMessage> messages;
+  for (const RoutedMessage& routed : state_->routed) {
+    if (std::find(routed.queues.begin(), routed.queues.end(), queue) != routed.queues.end())
+      messages.push_back(routed.message);
+  }
+  return messages;
 }
 
 std::vector<LogRecord> Harness::logs() const {
@@ -397,6 +506,39 @@ std::string_view to_string(Result::Error error) noexcept {
       return "unknown";
   }
   return "invalid";
+}
+
+std::string_view to_string(SettledMessage::Disposition disposition) noexcept {
+  switch (disposition) {
+    case SettledMessage::Disposition::acked:
+      return "acked";
+    case SettledMessage::Disposition::dead_lettered:
+      return "dead_lettered";
+    case SettledMessage::Disposition::retrying:
+      return "retrying";
+  }
+  return "invalid";
+}
+
+std::ostream& operator<<(std::ostream& out, SettledMessage::Disposition disposition) {
+  return out << to_string(disposition);
+}
+
+std::ostream& operator<<(std::ostream& out, const SettledMessage& settled) {
+  for (const SettledMessage::Attempt& attempt : settled.attempts) {
+    out << "attempt " << attempt.number << ": " << attempt.result;
+    if (attempt.run_again_now)
+      out << ", run again at once";
+    else if (attempt.delay)
+      out << ", next in " << attempt.delay->count() << " ms";
+    out << "\n";
+  }
+  out << settled.disposition;
+  if (!settled.reason.empty())
+    out << ": " << settled.reason;
+  if (settled.disposition == SettledMessage::Disposition::retrying)
+    out << " (attempt " << settled.next_attempt << " in " << settled.next_delay.count() << " ms)";
+  return out;
 }
 
 std::ostream& operator<<(std::ostream& out, Result::Kind kind) {

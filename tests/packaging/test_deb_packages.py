@@ -163,8 +163,10 @@ def test_Packages_AreNamedAfterPackageVersionAndArchitecture(packages):
         deb = packages[package]
         assert deb.is_file(), f"cpack did not make {deb.name}: {sorted(p.name for p in deb.parent.iterdir())}"
         assert ok("dpkg-deb", "-f", str(deb), "Package").stdout.strip() == package
+    # The SDK's testing library links the host's config loader (toml++) and plugin loader
+    # (Boost.DLL, Boost.Filesystem): a plugin's tests need their headers-only parts and libraries.
     assert ok("dpkg-deb", "-f", str(packages["warren-dev"]), "Depends").stdout.strip() == \
-        f"warren (= {env('WARREN_VERSION')})"
+        f"warren (= {env('WARREN_VERSION')}), libtomlplusplus-dev, libboost-filesystem-dev (>= 1.74)"
 
 
 def test_Warren_InstallsBinaryConffilePluginsUserStateDirAndUnits(packages):

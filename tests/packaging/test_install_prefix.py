@@ -1,9 +1,12 @@
 """`cmake --install BUILD --prefix DIR` writes only under DIR (issue 22): the config and the
 systemd units included, which go to /etc/warren and /lib/systemd/system only for the prefix /usr
-(the packages). Installs this build tree into temporary directories; touches nothing else (the
-/usr case goes through DESTDIR)."""
+(the packages); and a plugin project from `warren plugin new` builds against such a prefix and
+passes its own tests (the harness and the host libraries it links are exported with it).
+Installs this build tree into temporary directories; touches nothing else (the /usr case goes
+through DESTDIR)."""
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 from typing import List
@@ -44,3 +47,25 @@ def test_InstallToUsr_TheConfigAndUnitsGoToEtcAndLibSystemd_AsInThePackages(tmp_
         assert wanted in paths, sorted(paths)
     missing = [p for p in paths if not (tmp_path / p.lstrip("/")).exists()]
     assert missing == [], f"listed but not under DESTDIR {tmp_path}: {missing}"
+
+
+def test_PluginTemplate_BuiltAgainstAPrefix_PassesItsOwnTests(tmp_path):
+    """The template's test loads its .so with Harness::load and routes and retries by its conf:
+    find_package(Warren) from the prefix must bring Warren::testing with every library it links."""
+    prefix = tmp_path / "prefix"
+    install(str(prefix))
+    project = tmp_path / "orders"
+    result = subprocess.run([str(prefix / "bin/warren"), "plugin", "new", "orders", str(project)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    build = tmp_path / "orders-build"
+    environment = {k: v for k, v in os.environ.items()
+                   if k not in ("CMAKE_PREFIX_PATH", "Warren_DIR", "CMAKE_MODULE_PATH")}
+    generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+    for command in (["cmake", "-S", str(project), "-B", str(build), *generator,
+                     f"-DCMAKE_PREFIX_PATH={prefix}"],
+                    ["nice", "cmake", "--build", str(build), "-j", "2"],
+                    ["ctest", "--test-dir", str(build), "--output-on-failure", "--no-tests=error"]):
+        result = subprocess.run(command, env=environment, capture_output=True, text=True,
+                                timeout=600)
+        assert result.returncode == 0, " ".join(command) + "\n" + result.stdout + result.stderr

@@ -30,7 +30,8 @@ ConsumerConnection::ConsumerConnection(ConsumerOptions options, const config::Co
       on_delivery_(std::move(on_delivery)),
       metrics_(metrics),
       commands_(wakeup()),
-      ledger_(subscriptions.size()) {
+      ledger_(subscriptions.size()),
+      assembler_(subscriptions.size()) {
   const auto retry = transport::reconnect_policy(options.reconnect_initial, options.reconnect_max);
   for (auto& subscription : subscriptions) {
     const config::QueueConfig* queue = config.find_queue(subscription.queue);
@@ -113,6 +114,7 @@ bool ConsumerConnection::first_setup_pending() {
 // --- Connecting ---
 
 void ConsumerConnection::prepare_connection(AmqpConnection& connection) {
+  assembler_.drop_all();
   for (auto& subscriber : subscribers_) {  // whatever a failed connect left
     subscriber.channel_open = false;
     subscriber.stopped();
@@ -164,6 +166,7 @@ void ConsumerConnection::on_connection_lost(const std::string& why) {
   const bool was_connected = connection() != nullptr;
   drop_connection();          // no close handshake: the peer may be gone
   ledger_.connection_lost();  // every delivery handed out so far is stale now
+  assembler_.drop_all();
   for (auto& subscriber : subscribers_) {
     subscriber.channel_open = false;
     subscriber.stopped();
@@ -367,6 +370,13 @@ void ConsumerConnection::service_connection() {
 }
 
 void ConsumerConnection::on_frame(const amqp_frame_t& frame) {
+  if (frame.frame_type == AMQP_FRAME_HEADER || frame.frame_type == AMQP_FRAME_BODY) {
+    if (const auto index = subscription_on(frame.channel, subscribers_.size())) {
+      if (auto delivery = assembler_.on_content(*index, frame))
+        on_delivery(*index, std::move(*delivery));
+    }
+    return;
+  }
   if (frame.frame_type != AMQP_FRAME_METHOD)
     return;
   const amqp_method_t& method = frame.payload.method;
@@ -375,7 +385,8 @@ void ConsumerConnection::on_frame(const amqp_frame_t& frame) {
       const auto index = subscription_on(frame.channel, subscribers_.size());
       if (!index)
         throw ConnectionLost("delivery on unknown channel");
-      on_delivery(*index, frame);
+      assembler_.on_deliver(*index, *static_cast<const amqp_basic_deliver_t*>(method.decoded),
+                            subscribers_[*index].subscription().queue);
       return;
     }
     case AMQP_BASIC_CANCEL_METHOD: {
@@ -388,14 +399,9 @@ void ConsumerConnection::on_frame(const amqp_frame_t& frame) {
   }
 }
 
-void ConsumerConnection::on_delivery(std::size_t index, const amqp_frame_t& frame) {
-  const auto* deliver = static_cast<const amqp_basic_deliver_t*>(frame.payload.method.decoded);
-  const std::uint64_t tag = deliver->delivery_tag;
-  const SubscriberState& subscriber = subscribers_[index];
-  transport::InboundMessage inbound =
-      read_delivery(*connection(), frame, subscriber.subscription().queue);
-  const DeliveryToken token = ledger_.delivered(index, tag);
-  on_delivery_(token, std::move(inbound), subscriber.queue());
+void ConsumerConnection::on_delivery(std::size_t index, DeliveryAssembler::Assembled delivery) {
+  const DeliveryToken token = ledger_.delivered(index, delivery.delivery_tag);
+  on_delivery_(token, std::move(delivery.message), subscribers_[index].queue());
 }
 
 }  // namespace warren::broker

@@ -35,6 +35,7 @@
 
 #include "broker/ack_ledger.h"
 #include "broker/deferred_settlements.h"
+#include "broker/delivery_assembler.h"
 #include "broker/io_loop.h"
 #include "broker/subscriber_state.h"
 #include "broker/topology.h"
@@ -127,7 +128,8 @@ class ConsumerConnection final : private IoLoop {
   void settle_deferred(const std::vector<DeferredSettlements::Entry>& entries);
   void repair_retry_routes_now(const std::vector<std::size_t>& subscriptions);
   void flush_acks();
-  void on_delivery(std::size_t index, const amqp_frame_t& frame);
+  // A delivery whose frames have all arrived: handed to the runtime under a fresh token.
+  void on_delivery(std::size_t index, DeliveryAssembler::Assembled delivery);
   void on_cancelled(const std::string& consumer_tag);
   void retry_due_subscriptions();
   void stop_subscribing();
@@ -145,7 +147,8 @@ class ConsumerConnection final : private IoLoop {
 
   WakeupQueue<Command> commands_;
   std::atomic<bool> ready_{false};
-  AckLedger ledger_;  // one channel per subscription
+  AckLedger ledger_;             // one channel per subscription
+  DeliveryAssembler assembler_;  // the delivery in progress on each subscription's channel
 
   // Written by the I/O thread (update_ready()), read by /readyz.
   mutable std::mutex reasons_mutex_;

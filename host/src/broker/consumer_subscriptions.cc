@@ -126,6 +126,7 @@ void ConsumerConnection::lose_channel(std::size_t index) {
   subscribers_[index].channel_open = false;
   subscribers_[index].stopped();
   ledger_.channel_lost(index);
+  assembler_.drop(index);
 }
 
 void ConsumerConnection::subscription_failed(std::size_t index, const std::string& reason) {

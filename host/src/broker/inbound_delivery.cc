@@ -46,30 +46,4 @@ void take_properties(transport::InboundMessage& message,
   message.wire_properties = encode_wire_properties(properties);
 }
 
-transport::InboundMessage read_delivery(AmqpConnection& connection,
-                                        const amqp_frame_t& deliver_frame,
-                                        const std::string& queue) {
-  const auto* deliver =
-      static_cast<const amqp_basic_deliver_t*>(deliver_frame.payload.method.decoded);
-  transport::InboundMessage inbound;
-  inbound.queue = queue;
-  inbound.exchange = string_of(deliver->exchange);
-  inbound.routing_key = string_of(deliver->routing_key);
-  inbound.redelivered = deliver->redelivered != 0;
-
-  amqp_message_t message{};
-  const amqp_rpc_reply_t read =
-      amqp_read_message(connection.state(), deliver_frame.channel, &message, 0);
-  if (read.reply_type != AMQP_RESPONSE_NORMAL) {
-    throw ConnectionLost("reading a delivery: " + reply_text(read));
-  }
-  take_properties(inbound, message.properties);
-  inbound.body = string_of(message.body);
-  amqp_destroy_message(&message);
-
-  inbound.attempt = attempt_of(inbound.headers);
-  show_original_route(inbound);
-  return inbound;
-}
-
 }  // namespace warren::broker

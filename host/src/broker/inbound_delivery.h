@@ -1,22 +1,15 @@
-// Reading one basic.deliver (method frame, then header and body frames) into the runtime's
-// InboundMessage: properties, headers as text, the attempt from x-warren-attempt, and, for a
-// message back from the retry delay levels, the exchange and routing key it was first sent to.
+// What a basic.deliver becomes in the runtime's InboundMessage (put together from its frames by
+// delivery_assembler.h): properties, headers as text, the attempt from x-warren-attempt, and, for
+// a message back from the retry delay levels, the exchange and routing key it was first sent to.
 #pragma once
 
 #include <amqp.h>
 
 #include <string>
 
-#include "broker/amqp_connection.h"
 #include "transport/transport.h"
 
 namespace warren::broker {
-
-// `deliver_frame` is the basic.deliver method frame just read; `queue` the config's name for the
-// queue. Throws ConnectionLost when the rest of the message cannot be read.
-transport::InboundMessage read_delivery(AmqpConnection& connection,
-                                        const amqp_frame_t& deliver_frame,
-                                        const std::string& queue);
 
 // message_id, content_type, headers (as text) and every property as received (wire_properties)
 // from a message's properties.

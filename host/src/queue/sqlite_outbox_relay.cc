@@ -110,8 +110,7 @@ OutboxRoundResult SqliteOutboxRelay::relay_once() {
                   ? "the row names no exchange and [[outbox]] " + options_.outbox + " has none"
                   : "no exchange '" + row.message.exchange + "' in the configuration";
       } else if (queues->empty()) {
-        why = "unroutable: no queue is bound to exchange '" + row.message.exchange +
-              "' for routing key '" + row.message.routing_key + "'";
+        why = transport::unroutable_reason(row.message.exchange, row.message.routing_key);
       }
     }
     if (!why.empty()) {

@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "observability/log.h"
+#include "queue/round_pacing.h"
 #include "queue/sqlite_queue_census.h"
 #include "queue/sqlite_schema.h"
 #include "transport/brief_spin.h"
@@ -50,6 +52,7 @@ struct SqliteTransport::Subscriber {
   std::size_t queued = 0;                // of those, settled by the runtime, awaiting a round
   bool maybe_ready = true;               // rows may be waiting: worth a claim
   std::optional<Clock::time_point> due;  // when the next pending row falls due
+  RoundPacing pacing;                    // overlap or whole batches (round_pacing.h)
 };
 
 class SqliteTransport::RowDelivery final : public transport::Delivery {
@@ -161,17 +164,10 @@ bool SqliteTransport::ready() const noexcept {
 
 void SqliteTransport::publish(const transport::OutboundMessage& message) {
   using Reason = transport::PublishError::Reason;
-  const auto queues = routing_.route(message.exchange, message.routing_key, message.headers);
-  if (!queues)
-    throw transport::PublishError(Reason::nacked,
-                                  "NOT_FOUND - no exchange '" + message.exchange + "'");
-  if (queues->empty()) {
-    if (message.mandatory) {
-      throw transport::PublishError(
-          Reason::returned, "unroutable: no queue is bound to exchange '" + message.exchange +
-                                "' for routing key '" + message.routing_key + "'");
-    }
-    // Not mandatory: dropped, as a broker drops it, and counted (the publish succeeds).
+  const std::vector<std::string> queues = transport::publish_targets(routing_, message);
+  if (queues.empty()) {
+    // Not mandatory, and no queue bound: dropped, as a broker drops it, and counted (the publish
+    // succeeds).
     if (metrics_ != nullptr)
       metrics_->published_dropped(message.exchange).Increment();
     return;
@@ -183,7 +179,7 @@ void SqliteTransport::publish(const transport::OutboundMessage& message) {
     try {
       WriteTransaction transaction(*connection_);
       const std::int64_t now = now_ms();
-      for (const auto& queue : *queues)
+      for (const auto& queue : queues)
         store_->insert(queue, message, message_id, now);
       transaction.commit();
     } catch (const SqliteError& e) {
@@ -192,7 +188,7 @@ void SqliteTransport::publish(const transport::OutboundMessage& message) {
   }
   std::lock_guard lock(mutex_);
   for (auto& subscriber : subscribers_) {
-    if (std::find(queues->begin(), queues->end(), subscriber->subscription.queue) != queues->end())
+    if (std::find(queues.begin(), queues.end(), subscriber->subscription.queue) != queues.end())
       subscriber->maybe_ready = true;
   }
   wake_requested_ = true;
@@ -208,10 +204,11 @@ void SqliteTransport::settle(Settling settling) {
   settlements_.push_back(std::move(settling));
   // Settlements are written together, a round per batch rather than per message, while the
   // worker still has rows to handle: at once when it has none left (it would wait for the next
-  // claim) or half its prefetch is settled (the claim refills it while it handles the other
-  // half), else within kSettleCoalesce.
+  // claim) or, when pacing by overlap, half its prefetch is settled (the claim refills it while it
+  // handles the other half), else within kSettleCoalesce.
   const bool worker_idle = subscriber.queued >= subscriber.unsettled;
-  const bool half_settled = 2 * subscriber.queued >= subscriber.subscription.prefetch;
+  const bool half_settled = subscriber.pacing.mode() == RoundPacing::Mode::overlap &&
+                            2 * subscriber.queued >= subscriber.subscription.prefetch;
   if (worker_idle || half_settled) {
     wake_requested_ = true;
     nudged_.store(true, std::memory_order_release);
@@ -234,6 +231,9 @@ void SqliteTransport::run() {
   // would otherwise hold up the first deliveries.
   auto next_census = Clock::now() + kCensusInterval;
   Clock::time_point retry_at{};
+  // Swapped with settlements_ each round and cleared by round(): the two vectors keep their
+  // capacity, so a round allocates nothing for them.
+  std::vector<Settling> batch;
 
   std::unique_lock lock(mutex_);
   for (;;) {
@@ -280,7 +280,6 @@ void SqliteTransport::run() {
       want_claim = want_claim || (consuming_ && subscriber->maybe_ready &&
                                   subscriber->unsettled < subscriber->subscription.prefetch);
     }
-    std::vector<Settling> batch;
     batch.swap(settlements_);
     flush_at_.reset();
     nudged_.store(false, std::memory_order_relaxed);
@@ -329,6 +328,7 @@ void SqliteTransport::run() {
       batch.insert(batch.end(), std::make_move_iterator(settlements_.begin()),
                    std::make_move_iterator(settlements_.end()));
       settlements_.swap(batch);
+      batch.clear();
       retry_backoff_ =
           std::clamp<std::chrono::milliseconds>(retry_backoff_ * 2, kRetryInitial, kRetryMax);
       retry_at = Clock::now() + retry_backoff_;
@@ -432,7 +432,7 @@ bool SqliteTransport::round(std::vector<Settling>& settlements) {
     std::lock_guard lock(mutex_);
     const auto steady_now = Clock::now();
     for (std::size_t i = 0; i < settlements.size(); ++i) {
-      held_.erase(settlements[i].state->row.lease.id);
+      unhold(*settlements[i].state);
       // A row given back or rescheduled is claimable again: at once, or when its delay ends.
       Subscriber& owner = *subscribers_[settlements[i].subscriber];
       if (owner.unsettled > 0)
@@ -447,13 +447,29 @@ bool SqliteTransport::round(std::vector<Settling>& settlements) {
       if (!applied[i])
         ++stale_settlements_;
     }
+    std::vector<std::size_t> settled_here(subscribers_.size(), 0);
+    for (const auto& s : settlements)
+      ++settled_here[s.subscriber];
+    for (const auto& claim : claims) {
+      const bool backlog = static_cast<int>(claim.rows.size()) >= claim.asked;
+      RoundPacing& pacing = subscribers_[claim.subscriber]->pacing;
+      const auto before = pacing.mode();
+      pacing.record_round(settled_here[claim.subscriber], backlog, steady_now);
+      if (pacing.mode() != before && observability::log_enabled(observability::LogLevel::debug)) {
+        observability::log_debug(
+            "sqlite queue: worker '" + subscribers_[claim.subscriber]->subscription.worker +
+            "' now paces its rounds by " +
+            (pacing.mode() == RoundPacing::Mode::overlap ? "overlap" : "whole batches") +
+            " (last measured: overlap " + std::to_string(std::lround(pacing.overlap_rate())) +
+            " rows/s, whole batches " + std::to_string(std::lround(pacing.whole_batches_rate())) +
+            " rows/s)");
+      }
+    }
     bool delivering = false;
     for (std::size_t c = 0; c < claims.size(); ++c) {
       delivering = delivering || !claimed[c].empty();
-      for (auto& state : claimed[c]) {
-        const std::int64_t id = state->row.lease.id;
-        held_[id] = Held{claims[c].subscriber, std::move(state)};
-      }
+      for (auto& state : claimed[c])
+        hold(claims[c].subscriber, std::move(state));
       subscribers_[claims[c].subscriber]->unsettled += claimed[c].size();
     }
     const std::int64_t wall_now = now_ms();
@@ -489,23 +505,24 @@ bool SqliteTransport::round(std::vector<Settling>& settlements) {
 }
 
 void SqliteTransport::heartbeat() {
-  std::vector<RowLease> leases;
+  std::vector<std::shared_ptr<ClaimedState>> states;
   {
     std::lock_guard lock(mutex_);
-    for (const auto& [id, held] : held_)
-      leases.push_back(held.state->row.lease);
+    states.reserve(held_.size());
+    for (const auto& held : held_)
+      states.push_back(held.state);
   }
-  if (leases.empty())
+  if (states.empty())
     return;
-  std::vector<std::int64_t> lost;
+  std::vector<ClaimedState*> lost;
   {
     std::lock_guard db(db_mutex_);
     try {
       WriteTransaction transaction(*connection_);
       const std::int64_t until = now_ms() + options_.lease.count();
-      for (const auto& lease : leases) {
-        if (!store_->extend(lease, until))
-          lost.push_back(lease.id);
+      for (const auto& state : states) {
+        if (!store_->extend(state->row.lease, until))
+          lost.push_back(state.get());
       }
       transaction.commit();
     } catch (const SqliteError& e) {
@@ -513,11 +530,9 @@ void SqliteTransport::heartbeat() {
       return;
     }
   }
-  std::lock_guard lock(mutex_);
-  for (const std::int64_t id : lost) {
-    if (auto it = held_.find(id); it != held_.end())
-      it->second.state->stale.store(true);
-  }
+  // A row settled meanwhile is marked too: nothing reads the mark of a settled row.
+  for (ClaimedState* state : lost)
+    state->stale.store(true);
 }
 
 void SqliteTransport::rescue() {
@@ -650,18 +665,37 @@ void SqliteTransport::checkpoint_after_failure() {
   }
 }
 
+void SqliteTransport::hold(std::size_t subscriber, std::shared_ptr<ClaimedState> state) {
+  state->held_slot = held_.size();
+  held_.push_back(Held{subscriber, std::move(state)});
+}
+
+void SqliteTransport::unhold(const ClaimedState& state) {
+  const std::size_t slot = state.held_slot;
+  if (slot == ClaimedState::kNotHeld)
+    return;  // given back at close already
+  if (slot + 1 != held_.size()) {
+    held_[slot] = std::move(held_.back());
+    held_[slot].state->held_slot = slot;
+  }
+  held_.pop_back();
+  state.held_slot = ClaimedState::kNotHeld;
+}
+
 void SqliteTransport::release_held() {
-  std::map<std::int64_t, Held> held;
+  std::vector<Held> held;
   {
     std::lock_guard lock(mutex_);
     held.swap(held_);
+    for (auto& row : held)
+      row.state->held_slot = ClaimedState::kNotHeld;
   }
   if (held.empty())
     return;
   std::lock_guard db(db_mutex_);
   try {
     WriteTransaction transaction(*connection_);
-    for (const auto& [id, row] : held)
+    for (const auto& row : held)
       store_->release(row.state->row.lease);
     transaction.commit();
   } catch (const SqliteError& e) {

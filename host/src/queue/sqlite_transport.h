@@ -21,7 +21,6 @@
 #include <condition_variable>
 #include <cstdint>
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -78,8 +77,12 @@ class SqliteTransport final : public transport::Transport {
   // one allocation, which the engine thread made and usually frees (the last owner is the
   // settlement), so that the worker thread rarely frees into the engine's malloc arena.
   struct ClaimedState {
+    static constexpr std::size_t kNotHeld = static_cast<std::size_t>(-1);
     ClaimedRow row;
     std::atomic<bool> stale{false};  // the lease was lost: the runtime must not handle it
+    // Its place in held_ (guarded by mutex_), so that settling it needs no lookup by id: two
+    // claims of one row (the first one's lease expired) are two entries, each settled alone.
+    mutable std::size_t held_slot = kNotHeld;
   };
   struct Settling {
     std::shared_ptr<const ClaimedState> state;
@@ -107,6 +110,9 @@ class SqliteTransport final : public transport::Transport {
   void publish_census();
   void checkpoint_after_failure();
   void release_held();
+  // held_'s bookkeeping, under mutex_: no allocation per row once held_ has grown to prefetch.
+  void hold(std::size_t subscriber, std::shared_ptr<ClaimedState> state);
+  void unhold(const ClaimedState& state);
   void note_write(bool ok, const std::string& what);
 
   const SqliteQueueOptions options_;
@@ -125,7 +131,7 @@ class SqliteTransport final : public transport::Transport {
   std::condition_variable wake_;
   std::vector<std::unique_ptr<Subscriber>> subscribers_;
   std::vector<Settling> settlements_;
-  std::map<std::int64_t, Held> held_;  // by row id: claimed and not yet settled in the table
+  std::vector<Held> held_;  // claimed and not yet settled in the table, in no order
   bool wake_requested_ = false;
   std::optional<Clock::time_point> flush_at_;  // when the queued settlements must be written
   std::atomic<bool> nudged_{false};  // wake_requested_ by a settlement, readable without the lock

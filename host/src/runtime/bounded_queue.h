@@ -58,8 +58,12 @@ class BoundedQueue {
   // Waits up to `timeout`; std::nullopt on timeout or when closed and drained.
   template <class Rep, class Period>
   std::optional<T> pop_for(std::chrono::duration<Rep, Period> timeout) {
-    // An item that is about to be pushed is taken without a sleep (see brief_spin.h).
-    transport::spin_until([&] { return queued_.load(std::memory_order_acquire) > 0; });
+    // An item that is about to be pushed is taken without a sleep, where that pays (see
+    // brief_spin.h).
+    if (queued_.load(std::memory_order_acquire) == 0 && spin_advisor_.should_spin()) {
+      spin_advisor_.record(
+          transport::spin_until([&] { return queued_.load(std::memory_order_acquire) > 0; }));
+    }
     std::unique_lock lock(mutex_);
     if (!not_empty_.wait_for(lock, timeout, [&] { return closed_ || !items_.empty(); })) {
       return std::nullopt;
@@ -107,6 +111,7 @@ class BoundedQueue {
   std::condition_variable not_full_;
   std::deque<T> items_;
   std::atomic<std::size_t> queued_{0};  // items_.size(), readable without the lock
+  transport::SpinAdvisor spin_advisor_;
   bool closed_ = false;
 };
 

@@ -209,17 +209,8 @@ bool InMemoryTransport::route_locked(const std::string& exchange, const std::str
 
 void InMemoryTransport::publish(const transport::OutboundMessage& message) {
   std::unique_lock lock(mutex_);
-  std::vector<Queue*> targets;
-  if (!route_locked(message.exchange, message.routing_key, message.headers, targets)) {
-    throw transport::PublishError(transport::PublishError::Reason::nacked,
-                                  "NOT_FOUND - no exchange '" + message.exchange + "'");
-  }
-  if (targets.empty() && message.mandatory) {
-    throw transport::PublishError(transport::PublishError::Reason::returned,
-                                  "unroutable: no queue is bound to exchange '" + message.exchange +
-                                      "' for routing key '" + message.routing_key + "'");
-  }
-  for (Queue* queue : targets) {
+  for (const std::string& name : transport::publish_targets(routing_, message)) {
+    Queue* queue = queues_.at(name).get();
     transport::InboundMessage copy;
     copy.exchange = message.exchange;
     copy.routing_key = message.routing_key;

@@ -60,7 +60,10 @@ std::string TraceContext::child_traceparent() const {
 
 void TraceContext::carry_into(const transport::InboundMessage& message,
                               transport::Settlement& settlement) const {
-  if (!started_here)
+  // Only a copy published again (a retry, a dead letter) carries headers: an ack or a requeue
+  // would build a span id for nothing, on every message.
+  using Kind = transport::Settlement::Kind;
+  if (!started_here || settlement.kind == Kind::ack || settlement.kind == Kind::requeue)
     return;
   // extra_headers replace a header of the same name: the invalid traceparent goes.
   settlement.extra_headers.emplace_back("traceparent", child_traceparent());

@@ -11,6 +11,7 @@
 // (batch 32: 90k msgs/s against 110k without spinning), while yield runs the partner at once.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -34,5 +35,38 @@ bool spin_until(Ready&& ready, std::chrono::microseconds budget = kSpinBudget) {
       return false;
   }
 }
+
+// Whether polling before sleeping pays off at one hand-over point. It does when the item usually
+// comes within the budget (a partner thread answering at once: the SQLite queue engine and its
+// worker at prefetch 1), and not when it usually does not (deliveries read from a socket, two
+// workers sharing one inbox): then every poll is burnt CPU, a yield system call each time
+// (issue 17: with two workers on RabbitMQ, 1.6 yields per message, and the host's CPU per message
+// twice the bare loop's). Keeps a score of recent polls, up one for a hit and down one for a
+// miss, between kFloor and kCeiling; polls while the score is above kFloor, and, once it has
+// fallen there, still polls every kProbeEvery-th time to notice when polling pays again.
+// Thread-safe (relaxed atomics: an approximate score is all it needs).
+class SpinAdvisor {
+ public:
+  static constexpr int kFloor = -4;
+  static constexpr int kCeiling = 16;
+  static constexpr unsigned kProbeEvery = 32;
+
+  bool should_spin() noexcept {
+    if (score_.load(std::memory_order_relaxed) > kFloor)
+      return true;
+    return calls_.fetch_add(1, std::memory_order_relaxed) % kProbeEvery == 0;
+  }
+
+  void record(bool hit) noexcept {
+    const int score = score_.load(std::memory_order_relaxed);
+    const int next =
+        hit ? (score < kCeiling ? score + 1 : score) : (score > kFloor ? score - 1 : score);
+    score_.store(next, std::memory_order_relaxed);
+  }
+
+ private:
+  std::atomic<int> score_{0};
+  std::atomic<unsigned> calls_{0};
+};
 
 }  // namespace warren::transport

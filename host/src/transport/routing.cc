@@ -120,4 +120,23 @@ std::optional<std::vector<std::string>> RoutingTable::route(std::string_view exc
   return targets;
 }
 
+std::vector<std::string> publish_targets(const RoutingTable& routing,
+                                         const OutboundMessage& message) {
+  auto queues = routing.route(message.exchange, message.routing_key, message.headers);
+  if (!queues) {
+    throw PublishError(PublishError::Reason::nacked,
+                       "NOT_FOUND - no exchange '" + message.exchange + "'");
+  }
+  if (queues->empty() && message.mandatory) {
+    throw PublishError(PublishError::Reason::returned,
+                       unroutable_reason(message.exchange, message.routing_key));
+  }
+  return std::move(*queues);
+}
+
+std::string unroutable_reason(std::string_view exchange, std::string_view routing_key) {
+  return "unroutable: no queue is bound to exchange '" + std::string(exchange) +
+         "' for routing key '" + std::string(routing_key) + "'";
+}
+
 }  // namespace warren::transport

@@ -1,6 +1,6 @@
 // AMQP 0-9-1 routing rules, for transports that route in-process (the in-memory transport and
-// the table-as-queue transports): the default exchange, direct, fanout, topic (`*` one word, `#`
-// zero or more) and headers (x-match all|any) exchanges.
+// the table-as-queue transports, and the plugin test harness): the default exchange, direct,
+// fanout, topic (`*` one word, `#` zero or more) and headers (x-match all|any) exchanges.
 #pragma once
 
 #include <map>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "transport/message.h"
+#include "transport/transport.h"
 
 namespace warren::transport {
 
@@ -55,5 +56,16 @@ class RoutingTable {
   std::set<std::string, std::less<>> queues_;
   std::map<std::string, Exchange, std::less<>> exchanges_;
 };
+
+// The queues a publish reaches, as an in-process broker answers it: throws PublishError (nacked)
+// when the exchange does not exist, and (returned) when a mandatory message reaches no queue; a
+// message that is not mandatory and reaches none is dropped (an empty result). The errors read as
+// the broker's: "NOT_FOUND - no exchange 'x'", "unroutable: no queue is bound to exchange 'x' for
+// routing key 'k'".
+std::vector<std::string> publish_targets(const RoutingTable& routing,
+                                         const OutboundMessage& message);
+
+// What a transport says of a message that reached no queue (publish_targets, the outbox relays).
+std::string unroutable_reason(std::string_view exchange, std::string_view routing_key);
 
 }  // namespace warren::transport

@@ -18,6 +18,12 @@ using ::testing::ThrowsMessage;
 using warren::test_support::event_id;
 using warren::test_support::order_placed_json;
 
+void expect_refused(const std::string& body, const std::string& why) {
+  EXPECT_THAT([&] { parse_order_placed(body); },
+              ThrowsMessage<warren::PermanentError>(HasSubstr(why)))
+      << body;
+}
+
 TEST(OrderPlaced, ValidBody_ParsesEveryField) {
   const auto order = parse_order_placed(order_placed_json(event_id(1), 42, {{7, 2, 39.9}, {3, 1}}));
   EXPECT_EQ(order.event_id, "00000000-0000-4000-8000-000000000001");
@@ -34,15 +40,48 @@ TEST(OrderPlaced, ValidBody_ParsesEveryField) {
 TEST(OrderPlaced, OptionalOccurredAtAndUnknownFields_AreAccepted) {
   const auto order = parse_order_placed(
       R"({"event_id": "3f0c8a4e-5b7d-4e34-9a0b-1c2d3e4f5a6b", "order_id": 1, "customer_id": "c",
-          "total": 0, "items": [], "sales_channel": "web"})");
+          "total": 0, "items": [], "gift_wrap": {"paper": "blue"}})");
   EXPECT_FALSE(order.occurred_at.has_value());
   EXPECT_TRUE(order.items.empty());
 }
 
-void expect_refused(const std::string& body, const std::string& why) {
-  EXPECT_THAT([&] { parse_order_placed(body); },
-              ThrowsMessage<warren::PermanentError>(HasSubstr(why)))
-      << body;
+// docs/contracts.md: an event published before sales_channel and version existed (still queued
+// when the new consumer starts) is read with their defaults, not refused.
+TEST(OrderPlaced, EventOfTheFirstRelease_GetsTheDefaultsOfTheFieldsAddedSince) {
+  const auto order = parse_order_placed(order_placed_json(event_id(1), 42, {{7, 2}}));
+  EXPECT_EQ(order.sales_channel, "unknown");
+  EXPECT_EQ(order.version, 1);
+}
+
+TEST(OrderPlaced, SalesChannelAndVersion1_AreRead) {
+  const auto order = parse_order_placed(
+      R"({"event_id": "3f0c8a4e-5b7d-4e34-9a0b-1c2d3e4f5a6b", "order_id": 1, "customer_id": "c",
+          "total": 0, "items": [], "sales_channel": "app", "version": 1})");
+  EXPECT_EQ(order.sales_channel, "app");
+  EXPECT_EQ(order.version, 1);
+}
+
+TEST(OrderPlaced, EmptyOrNullSalesChannel_IsUnknown) {
+  for (const char* channel : {R"("")", "null"}) {
+    const auto order = parse_order_placed(
+        std::string(R"({"event_id": "3f0c8a4e-5b7d-4e34-9a0b-1c2d3e4f5a6b", "order_id": 1,
+                        "customer_id": "c", "total": 0, "items": [], "sales_channel": )") +
+        channel + "}");
+    EXPECT_EQ(order.sales_channel, "unknown") << channel;
+  }
+}
+
+TEST(OrderPlaced, NewerMajorVersion_IsRefusedSayingWhichVersionsAreRead) {
+  expect_refused(R"({"event_id": "3f0c8a4e-5b7d-4e34-9a0b-1c2d3e4f5a6b", "order_id": 1,
+                     "customer_id": "c", "total": 1, "items": [], "version": 2})",
+                 "version 2 of the contract is newer than this consumer reads (version 1)");
+  // Refused for its version even when its other fields no longer look like version 1's.
+  expect_refused(R"({"version": 3, "order": {"id": 1}})", "version 3 of the contract is newer");
+}
+
+TEST(OrderPlaced, MistypedOrZeroVersion_IsRefused) {
+  expect_refused(R"({"version": "2"})", "field 'version' must be an integer");
+  expect_refused(R"({"version": 0})", "field 'version' must be at least 1");
 }
 
 TEST(OrderPlaced, MalformedJson_IsRefusedWithTheParseError) {

@@ -120,6 +120,29 @@ TEST_F(OrderEmailTest, MissingRequiredField_IsDeadLetteredNamingTheField) {
   EXPECT_THAT(r.reason, HasSubstr("field 'items' is missing"));
 }
 
+// docs/contracts.md: an event of the first release (no sales_channel) is mailed with the
+// default; one of a newer major version is dead-lettered saying so, and nothing is sent.
+TEST_F(OrderEmailTest, EventWithoutSalesChannel_IsMailedWithTheChannelUnknown) {
+  const Result r =
+      harness.deliver(order_placed_message(order_placed_json(event_id(5), 46, {{7, 1}})));
+
+  EXPECT_EQ(r.kind, Result::Kind::ack) << r;
+  EXPECT_THAT(read_file(out.path() / (event_id(5) + ".eml")),
+              HasSubstr("X-Livraria-Sales-Channel: unknown\n"));
+}
+
+TEST_F(OrderEmailTest, EventOfANewerMajorVersion_IsDeadLetteredWithTheReasonAndSendsNothing) {
+  const Result r = harness.deliver(order_placed_message(
+      R"({"event_id": "3f0c8a4e-5b7d-4e34-9a0b-1c2d3e4f5a6b", "order_id": 1, "customer_id": "c",
+          "total": 1, "items": [], "version": 2})"));
+
+  EXPECT_EQ(r.kind, Result::Kind::dead_letter) << r;
+  EXPECT_EQ(r.error, Result::Error::permanent);
+  EXPECT_THAT(r.reason, HasSubstr("version 2 of the contract is newer than this consumer reads"));
+  EXPECT_TRUE(files_in(out.path()).empty());
+  EXPECT_EQ(emails_sent(harness), 0.0);
+}
+
 TEST_F(OrderEmailTest, OtherRoutingKey_IsDeadLetteredPointingAtTheBindings) {
   auto message = order_placed_message(order_placed_json(event_id(4), 45, {{7, 1}}));
   message.routing_key = "pedido.cancelado";

@@ -127,6 +127,22 @@ TEST(Sdk1_2InTheHarness, NotMandatoryPublish_IsRecordedAsNotMandatory) {
   EXPECT_FALSE(harness.published()[0].mandatory);
 }
 
+TEST(Sdk1_2InTheHarness, WithTheHostsTopology_NotMandatoryPublishToAnUnboundExchangeSucceeds) {
+  Harness harness = Harness::of<Notifier>();
+  harness.use_config_text(R"(
+[[exchanges]]
+name = "notifications"
+type = "topic"
+)");
+  TestMessage notify;
+  notify.body = "notify";
+
+  EXPECT_EQ(harness.deliver(notify).kind, warren::testing::Result::Kind::ack)
+      << "no queue is bound, and the publish is not mandatory: dropped, not an error";
+  ASSERT_THAT(harness.routed(), SizeIs(1));
+  EXPECT_THAT(harness.routed()[0].queues, IsEmpty());
+}
+
 // ---- Against host tables without the 1.2 features.
 
 struct Captured {

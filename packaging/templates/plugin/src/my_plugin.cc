@@ -27,6 +27,7 @@ std::size_t read_max_body_bytes(const warren::PluginContext& ctx) {
 
 MyPlugin::MyPlugin(warren::PluginContext& ctx)
     : max_body_bytes_(read_max_body_bytes(ctx)),
+      notify_exchange_(ctx.setting("notify_exchange")),
       messages_handled_(ctx.counter("my_plugin_messages_total", "Messages handled by my_plugin")) {
   ctx.log_info("my_plugin ready for worker " + std::string(ctx.worker_name()));
 }
@@ -41,6 +42,11 @@ warren::Outcome MyPlugin::handle(const warren::Message& msg, warren::Context& ct
                                  std::to_string(max_body_bytes_) + ")");
   }
   // Your logic goes here. Make it idempotent: the same message may be delivered again.
+  if (notify_exchange_) {
+    // Throws warren::PublishError when the broker does not confirm it (no queue bound, no such
+    // exchange): the message is retried, and the handler runs again.
+    ctx.publish(*notify_exchange_, "my_plugin.handled", msg.body());
+  }
   ctx.log_info("handled message " + std::string(msg.message_id()) + " (" +
                std::to_string(msg.body().size()) + " bytes, routing key " +
                std::string(msg.routing_key()) + ")");

@@ -2,10 +2,12 @@
 //
 // Settings ([workers.settings] of the worker that runs it):
 //   max_body_bytes   optional, default 65536: larger bodies are dead-lettered.
+//   notify_exchange  optional: once handled, each message is announced there with the routing
+//                    key "my_plugin.handled" (its body, published with confirms).
 //
 // Outcomes: a message is acked once handled; an empty or oversized body can never succeed, so it
-// is dead-lettered at once (warren::PermanentError); anything else thrown is retried under the
-// worker's retry policy.
+// is dead-lettered at once (warren::PermanentError); anything else thrown (a failed announcement:
+// warren::PublishError) is retried under the worker's retry policy.
 //
 // Metrics: warren_plugin_my_plugin_messages_total (messages handled).
 #pragma once
@@ -13,6 +15,8 @@
 #include <warren/sdk.h>
 
 #include <cstddef>
+#include <optional>
+#include <string>
 
 namespace my_plugin {
 
@@ -28,6 +32,7 @@ class MyPlugin final : public warren::Handler {
 
  private:
   std::size_t max_body_bytes_;
+  std::optional<std::string> notify_exchange_;
   warren::Counter messages_handled_;
 };
 

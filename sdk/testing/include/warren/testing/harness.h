@@ -13,6 +13,12 @@
 //   warren::testing::Result r = h.deliver(m);
 //   EXPECT_EQ(r.kind, warren::testing::Result::Kind::ack) << r;
 //
+// Optionally, as the host: use_config() reads the exchanges, queues, bindings and workers of a
+// warren.toml (with the host's loader), and publishes are then routed through them (an
+// unroutable one fails as in production); deliver_until_settled() runs a message through the
+// worker's retry policy; load() takes the plugin from its built .so through WARREN_PLUGIN's
+// descriptor, with the host loader's checks.
+//
 // Thread-safety: deliver() may run on several threads at once on one Harness (the real host runs
 // handle() concurrently on one instance); the inspection methods return snapshots.
 // Standard library only, like the SDK.
@@ -91,6 +97,53 @@ std::ostream& operator<<(std::ostream& out, const Result& result);
 // context; the harness does not).
 using PublishedMessage = OutgoingMessage;
 
+// A confirmed publish and the queues it reached, in binding order (with use_config(); without a
+// configuration nothing is routed and `queues` is empty).
+struct RoutedMessage {
+  PublishedMessage message;
+  std::vector<std::string> queues;
+};
+
+// A worker's retry policy, as [workers.retry] defines it (docs/configuration.md), with the
+// host's defaults. Given in code to deliver_until_settled(), or read from the configuration.
+struct RetryPolicy {
+  enum class Backoff { none, fixed, exponential };
+  int max_attempts = 5;
+  Backoff backoff = Backoff::exponential;
+  std::chrono::milliseconds initial{std::chrono::seconds(1)};
+  std::chrono::milliseconds max{std::chrono::minutes(5)};
+  double jitter = 0.2;  // the host stretches each delay by up to this fraction, at random
+  int immediate = 0;    // attempts run again at once, in process, before broker-delayed ones
+};
+
+// One message run through a retry policy until it is settled (Harness::deliver_until_settled).
+struct SettledMessage {
+  enum class Disposition { acked, dead_lettered, retrying };
+
+  struct Attempt {
+    std::uint32_t number = 1;  // msg.attempt(), x-warren-attempt
+    Result result;
+    // What the host did next: run it again at once (an immediate retry), or after `delay`
+    // (a broker-delayed retry); neither when this attempt settled the message.
+    bool run_again_now = false;
+    std::optional<std::chrono::milliseconds> delay;
+  };
+
+  std::vector<Attempt> attempts;  // attempts[0] is attempt 1
+  Disposition disposition = Disposition::acked;
+  // dead_lettered: the reason the host records (x-warren-error), e.g.
+  // "gave up after 5 attempts: std::runtime_error: timeout" or "warren::PermanentError: bad json".
+  std::string reason;
+  // retrying (the cap on deliveries was reached): the next attempt's number and its delay.
+  std::uint32_t next_attempt = 0;
+  std::chrono::milliseconds next_delay{0};
+};
+
+std::string_view to_string(SettledMessage::Disposition disposition) noexcept;
+std::ostream& operator<<(std::ostream& out, SettledMessage::Disposition disposition);
+// Readable in test failures: every attempt's result, then the disposition.
+std::ostream& operator<<(std::ostream& out, const SettledMessage& settled);
+
 // The SDK's LogLevel (warren/log_level.h); handlers log info, warn and error.
 using LogLevel = ::warren::LogLevel;
 
@@ -142,6 +195,14 @@ class Harness {
     return Harness(descriptor, std::move(settings), std::move(worker_name));
   }
 
+  // Loads the plugin from its built .so (lib<name>.so, e.g. $<TARGET_FILE:my_plugin>) as the host
+  // does: the file and directory checks, dlopen, the ABI handshake of WARREN_PLUGIN's descriptor
+  // and its name against the file's, then its constructor. Throws std::runtime_error with the
+  // loader's reason, e.g. `"/b/libx.so": refused: it declares the name "y" but was loaded as "x";
+  // ...`. The library is closed with the harness, after the handler instance is destroyed.
+  static Harness load(const std::string& plugin_file, Settings settings = {},
+                      std::string worker_name = "test-worker");
+
   // Drives a descriptor obtained elsewhere, e.g. from a plugin .so's warren_plugin_entry(), of
   // this ABI or an older minor (an ABI 1.0 plugin runs as it does in the host). Throws
   // std::runtime_error when the host would refuse the descriptor (host_abi/descriptor_check.h)
@@ -159,14 +220,43 @@ class Harness {
   // or an invalid one (the real host would count that as a failed attempt of a broken plugin).
   Result deliver(const TestMessage& message);
 
+  // Reads a warren.toml with the host's loader (the errors of `warren check`): from now on
+  // publishes are routed through its exchanges, queues and bindings as an in-process broker
+  // routes them. A publish to an exchange the file does not declare fails with
+  // "NOT_FOUND - no exchange 'x'"; one that reaches no queue with "unroutable: no queue is bound
+  // to exchange 'x' for routing key 'k'" (Context::publish throws warren::PublishError). The
+  // worker named as this harness's worker, when the file has it, gives deliver_until_settled()
+  // its retry policy. Throws std::runtime_error listing the problems of an invalid file.
+  void use_config(const std::string& config_file);
+  // The same from TOML text; `source_name` names it in errors.
+  void use_config_text(std::string_view toml, const std::string& source_name = "harness.toml");
+  // The retry policy of the worker named as this harness's worker in the configuration.
+  // Throws std::logic_error without a configuration or when it has no such worker.
+  RetryPolicy retry_policy() const;
+
+  // Runs `first` through `policy` until it is settled, as the host does: attempt 1, 2, ... (the
+  // message's attempt and, after a broker-delayed retry, the x-warren-* retry headers the host
+  // adds), with the host's own decision after each attempt and its delays (jitter drawn as 0: the
+  // shortest delay the host would wait). Stops acked, dead-lettered, or retrying once
+  // `max_deliveries` attempts ran. Throws as deliver() does.
+  SettledMessage deliver_until_settled(const TestMessage& first, const RetryPolicy& policy,
+                                       std::uint32_t max_deliveries = 100);
+  // The same under retry_policy(), the configuration's policy for this worker.
+  SettledMessage deliver_until_settled(const TestMessage& first,
+                                       std::uint32_t max_deliveries = 100);
+
   // Snapshots of what happened so far, in order.
   std::vector<PublishedMessage> published() const;
+  std::vector<RoutedMessage> routed() const;
+  // The confirmed publishes that reached `queue` (with use_config()).
+  std::vector<PublishedMessage> published_to(std::string_view queue) const;
   std::vector<LogRecord> logs() const;
   // Keyed by the exported name: warren_plugin_<name> (the prefix is added when missing).
   std::map<std::string, MetricRecord> metrics() const;
 
-  // The next publish fails with this reason (Context::publish throws warren::PublishError).
-  // Calls queue up: n calls fail the next n publishes.
+  // The next publish fails with this reason (Context::publish throws warren::PublishError),
+  // whatever the configuration's routing would say. Calls queue up: n calls fail the next n
+  // publishes.
   void fail_next_publish(std::string reason);
   // From now on Context::stop_requested() is true, as during the host's shutdown.
   void request_stop() noexcept;
@@ -178,6 +268,12 @@ class Harness {
   struct State;  // the fake host's services and records (harness.cc)
 
  private:
+  // deliver(), also returning the outcome as the plugin reported it (the retry decision's input).
+  std::pair<Result, host_abi::ReportedOutcome> deliver_reporting(const TestMessage& message);
+  // `library` keeps the plugin's .so loaded while its descriptor and instance are in use.
+  Harness(std::shared_ptr<const void> library, const warren_plugin_descriptor& descriptor,
+          Settings settings, std::string worker_name);
+
   std::unique_ptr<State> state_;
 };
 

@@ -1,0 +1,61 @@
+// The no-op plugin of the benchmarks (acks every message, like tests/plugins/noop) that also
+// notes when the first message arrived and when the `expect`-th was handled, and the process's
+// CPU time (user + sys, all threads) at those two moments. Writes "first_ns last_ns cpu_ns
+// maxrss_kb" to `report_file`: the line the baselines print, measured the same way
+// (bench/process_clock.h). Settings: expect (count), report_file (path). Built twice, as
+// bench_timing (bench/consume) and bench_queue_timing (bench/queue): BENCH_TIMING_PLUGIN_NAME.
+#include <atomic>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+#include <warren/sdk.h>
+
+#include "process_clock.h"
+
+namespace {
+
+using bench::cpu_ns;
+using bench::now_ns;
+
+class Timing final : public warren::Handler {
+ public:
+  explicit Timing(warren::PluginContext& ctx)
+      : expect_(std::stol(ctx.setting("expect").value_or("0"))),
+        report_file_(ctx.setting("report_file").value_or("")) {
+    if (expect_ <= 0 || report_file_.empty()) {
+      throw std::runtime_error(std::string(BENCH_TIMING_PLUGIN_NAME) +
+                               " needs the settings expect and report_file");
+    }
+  }
+
+  warren::Outcome handle(const warren::Message&, warren::Context&) override {
+    if (!started_.exchange(true)) {
+      first_cpu_ = cpu_ns();
+      first_ns_ = now_ns();
+    }
+    if (++handled_ == expect_) {
+      const std::int64_t last_ns = now_ns();
+      const std::int64_t last_cpu = cpu_ns();
+      if (std::FILE* out = std::fopen(report_file_.c_str(), "w")) {
+        std::fprintf(out, "%lld %lld %lld %ld\n", static_cast<long long>(first_ns_.load()),
+                     static_cast<long long>(last_ns),
+                     static_cast<long long>(last_cpu - first_cpu_.load()), bench::max_rss_kb());
+        std::fclose(out);
+      }
+    }
+    return warren::Outcome::ack();
+  }
+
+ private:
+  const long expect_;
+  const std::string report_file_;
+  std::atomic<bool> started_{false};
+  std::atomic<std::int64_t> first_ns_{0};
+  std::atomic<std::int64_t> first_cpu_{0};
+  std::atomic<long> handled_{0};
+};
+
+}  // namespace
+
+WARREN_PLUGIN(Timing, BENCH_TIMING_PLUGIN_NAME, "1.0.0")
