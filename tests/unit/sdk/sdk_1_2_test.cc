@@ -130,6 +130,9 @@ TEST(Sdk1_2InTheHarness, NotMandatoryPublish_IsRecordedAsNotMandatory) {
 TEST(Sdk1_2InTheHarness, WithTheHostsTopology_NotMandatoryPublishToAnUnboundExchangeSucceeds) {
   Harness harness = Harness::of<Notifier>();
   harness.use_config_text(R"(
+[broker]
+transport = "memory"
+
 [[exchanges]]
 name = "notifications"
 type = "topic"
