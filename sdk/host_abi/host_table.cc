@@ -8,6 +8,7 @@
 #include "warren/host_abi/host_table.h"
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstring>
 #include <exception>
@@ -15,6 +16,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "warren/detail/abi_sizes.h"
 #include "warren/detail/strings.h"
@@ -37,6 +39,10 @@ warren_str to_plugin(std::string_view text) noexcept {
 // Unknown levels are logged as warnings rather than dropped.
 LogLevel log_level_from_abi(std::uint32_t level) noexcept {
   switch (level) {
+    case WARREN_LOG_TRACE:
+      return LogLevel::trace;
+    case WARREN_LOG_DEBUG:
+      return LogLevel::debug;
     case WARREN_LOG_INFO:
       return LogLevel::info;
     case WARREN_LOG_ERROR:
@@ -108,6 +114,81 @@ void* plugin_metric(void* host_plugin, std::uint32_t type, warren_str name, warr
   }
 }
 
+int plugin_log_enabled(void* host_plugin, std::uint32_t level) noexcept {
+  if (host_plugin == nullptr)
+    return 0;
+  switch (level) {
+    case WARREN_LOG_TRACE:
+    case WARREN_LOG_DEBUG:
+    case WARREN_LOG_INFO:
+    case WARREN_LOG_WARN:
+    case WARREN_LOG_ERROR:
+      return worker(host_plugin)->log_enabled(log_level_from_abi(level)) ? 1 : 0;
+    default:
+      return 0;
+  }
+}
+
+// The labelled metric, or nullptr with the refusal logged through the worker.
+PluginMetric* checked_labelled_metric(WorkerServices& services, std::uint32_t abi_type,
+                                      warren_str name, warren_str help,
+                                      std::span<const double> buckets,
+                                      std::span<const warren_str> abi_label_names) {
+  const std::string exported = exported_metric_name(from_abi(name));
+  const std::optional<MetricType> type = metric_type_from_abi(abi_type);
+  std::vector<std::string> label_names;
+  if (abi_label_names.size() <= kMaxMetricLabels) {
+    for (const warren_str label : abi_label_names)
+      label_names.emplace_back(from_abi(label));
+  }
+  std::string refusal;
+  if (!type) {
+    refusal = "unknown metric type " + std::to_string(abi_type);
+  } else if (std::optional<std::string> rule = metric_refusal(*type, exported, buckets)) {
+    refusal = std::move(*rule);
+  } else if (abi_label_names.size() > kMaxMetricLabels) {
+    refusal = std::to_string(abi_label_names.size()) + " label names, more than the " +
+              std::to_string(kMaxMetricLabels) + " a metric may have";
+  } else if (std::optional<std::string> labels = label_names_refusal(label_names)) {
+    refusal = std::move(*labels);
+  } else if (PluginMetric* metric = services.labelled_metric(*type, exported, from_abi(help),
+                                                             buckets, label_names, refusal)) {
+    return metric;
+  }
+  services.log(LogLevel::warn, "plugin metric '" + exported + "' refused: " + refusal);
+  return nullptr;
+}
+
+void* plugin_labelled_metric(void* host_plugin, std::uint32_t type, warren_str name,
+                             warren_str help, const double* buckets, std::size_t bucket_count,
+                             const warren_str* label_names, std::size_t label_count) noexcept {
+  if (host_plugin == nullptr || (label_names == nullptr && label_count > 0))
+    return nullptr;
+  try {
+    const std::span<const double> bucket_span =
+        buckets == nullptr ? std::span<const double>{} : std::span(buckets, bucket_count);
+    const std::span<const warren_str> names = label_names == nullptr
+                                                  ? std::span<const warren_str>{}
+                                                  : std::span(label_names, label_count);
+    return checked_labelled_metric(*worker(host_plugin), type, name, help, bucket_span, names);
+  } catch (...) {  // Out of memory while checking or logging: the metric is refused.
+    return nullptr;
+  }
+}
+
+void* metric_series(void* metric, const warren_str* label_values,
+                    std::size_t label_count) noexcept {
+  if (metric == nullptr || (label_values == nullptr && label_count > 0))
+    return nullptr;
+  auto* labelled = static_cast<PluginMetric*>(metric);
+  if (label_count != labelled->label_count() || label_count > kMaxMetricLabels)
+    return nullptr;
+  std::array<std::string_view, kMaxMetricLabels> values{};
+  for (std::size_t i = 0; i < label_count; ++i)
+    values[i] = from_abi(label_values[i]);
+  return labelled->series(std::span(values.data(), label_count));
+}
+
 void metric_record(void* metric, double value) noexcept {
   if (metric == nullptr)
     return;
@@ -174,6 +255,9 @@ OutgoingMessage outgoing_message(const warren_publish_request& request) {
   for (std::size_t i = 0; i < request.header_count; ++i) {
     out.headers.emplace_back(from_abi(request.header_names[i]), from_abi(request.header_values[i]));
   }
+  // Plugins older than ABI 1.2 have no flags: their publishes are mandatory.
+  out.mandatory = request.struct_size < detail::kPublishRequestV1_2Size ||
+                  (request.flags & WARREN_PUBLISH_NOT_MANDATORY) == 0;
   return out;
 }
 
@@ -229,8 +313,11 @@ constexpr warren_host_api kHostTable = {
     .message_set_scope = &message_set_scope,
     .message_publish = &message_publish,
     .message_report = &message_report,
+    .plugin_log_enabled = &plugin_log_enabled,
+    .plugin_labelled_metric = &plugin_labelled_metric,
+    .metric_series = &metric_series,
 };
-static_assert(sizeof(warren_host_api) >= detail::kHostApiV1_0Size);
+static_assert(sizeof(warren_host_api) >= detail::kHostApiV1_2Size);
 
 }  // namespace
 

@@ -23,6 +23,55 @@ bool is_prometheus_metric_name(std::string_view name) noexcept {
   return true;
 }
 
+// Prometheus' label names: [a-zA-Z_][a-zA-Z0-9_]*.
+bool is_prometheus_label_name(std::string_view name) noexcept {
+  if (name.empty() || name.front() == ':' || !is_name_start(name.front()))
+    return false;
+  for (const char c : name) {
+    if (c == ':' || !is_name_char(c))
+      return false;
+  }
+  return true;
+}
+
+std::string joined(std::span<const std::string> names) {
+  std::string text = "(";
+  for (std::size_t i = 0; i < names.size(); ++i)
+    text.append(i == 0 ? "" : ", ").append(names[i]);
+  return text + ")";
+}
+
+// Length of the valid UTF-8 sequence starting at s[i] (1 to 4), or 0 when it is not one.
+std::size_t utf8_length(std::string_view s, std::size_t i) noexcept {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char lead = byte(i);
+  if (lead < 0x80)
+    return 1;
+  std::size_t length = 0;
+  unsigned char low = 0x80;
+  unsigned char high = 0xBF;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    low = lead == 0xE0 ? 0xA0 : 0x80;
+    high = lead == 0xED ? 0x9F : 0xBF;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    low = lead == 0xF0 ? 0x90 : 0x80;
+    high = lead == 0xF4 ? 0x8F : 0xBF;
+  } else {
+    return 0;
+  }
+  if (i + length > s.size() || byte(i + 1) < low || byte(i + 1) > high)
+    return 0;
+  for (std::size_t k = 2; k < length; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF)
+      return 0;
+  }
+  return length;
+}
+
 }  // namespace
 
 std::string exported_metric_name(std::string_view name) {
@@ -68,6 +117,52 @@ std::optional<std::string> metric_refusal(MetricType type, std::string_view expo
     }
   }
   return std::nullopt;
+}
+
+std::optional<std::string> label_names_refusal(std::span<const std::string> label_names) {
+  if (label_names.size() > kMaxMetricLabels) {
+    return std::to_string(label_names.size()) + " label names, more than the " +
+           std::to_string(kMaxMetricLabels) + " a metric may have";
+  }
+  for (std::size_t i = 0; i < label_names.size(); ++i) {
+    const std::string& name = label_names[i];
+    const std::string quoted = "'" + name + "'";
+    if (!is_prometheus_label_name(name))
+      return "invalid label name " + quoted + ": use [a-zA-Z_][a-zA-Z0-9_]*";
+    if (name.starts_with("__"))
+      return "label name " + quoted + ": names starting with \"__\" are Prometheus' own";
+    for (const std::string_view reserved : kReservedLabelNames) {
+      if (name == reserved)
+        return "label name " + quoted + " is reserved (the host's or Prometheus' own)";
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      if (label_names[j] == name)
+        return "label name " + quoted + " is declared twice";
+    }
+  }
+  return std::nullopt;
+}
+
+std::string label_clash(std::string_view exported_name, std::span<const std::string> registered,
+                        std::span<const std::string> asked) {
+  return "metric '" + std::string(exported_name) + "' already has the labels " +
+         joined(registered) + ", not " + joined(asked);
+}
+
+std::string valid_label_value(std::string_view value) {
+  std::string valid;
+  valid.reserve(value.size());
+  for (std::size_t i = 0; i < value.size();) {
+    const std::size_t length = utf8_length(value, i);
+    if (length == 0) {
+      valid += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+      ++i;
+    } else {
+      valid.append(value.substr(i, length));
+      i += length;
+    }
+  }
+  return valid;
 }
 
 std::string type_clash(std::string_view exported_name, MetricType registered, MetricType asked) {

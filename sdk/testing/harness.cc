@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <ostream>
 #include <span>
@@ -24,6 +25,7 @@
 #include "warren/detail/abi_sizes.h"
 #include "warren/detail/strings.h"
 #include "warren/host_abi/descriptor_check.h"
+#include "warren/host_abi/labelled_metric.h"
 #include "warren/host_abi/message_scope.h"
 #include "warren/host_abi/metric_rules.h"
 #include "warren/host_abi/plugin_instance.h"
@@ -41,16 +43,38 @@ std::string describe(const warren_plugin_descriptor& descriptor) {
 
 }  // namespace
 
-// A metric handle given to the plugin: records into its MetricRecord under the harness's mutex.
+// A metric handle given to the plugin: records into its MetricRecord's (or series') values under
+// the harness's mutex.
 class HarnessMetric final : public host_abi::PluginMetric {
  public:
-  HarnessMetric(MetricType type, std::mutex& mutex, MetricRecord& record)
-      : PluginMetric(type), mutex_(mutex), record_(record) {}
+  HarnessMetric(MetricType type, std::mutex& mutex, std::vector<double>& values)
+      : PluginMetric(type), mutex_(mutex), values_(values) {}
 
  private:
   void apply(double value) noexcept override {
     const std::lock_guard lock(mutex_);
-    record_.values.push_back(value);
+    values_.push_back(value);
+  }
+
+  std::mutex& mutex_;
+  std::vector<double>& values_;
+};
+
+// A labelled metric's handle: the shared bound and overflow rules, series in MetricRecord::series.
+class HarnessLabelledMetric final : public host_abi::LabelledMetric {
+ public:
+  HarnessLabelledMetric(MetricType type, const std::string& exported_name, std::mutex& mutex,
+                        MetricRecord& record, std::function<void(const std::string&)> warn)
+      : LabelledMetric(type, exported_name, record.label_names, host_abi::kDefaultMetricSeriesLimit,
+                       std::move(warn)),
+        mutex_(mutex),
+        record_(record) {}
+
+ private:
+  std::unique_ptr<host_abi::PluginMetric> make_series(
+      const std::vector<std::string>& values) override {
+    const std::lock_guard lock(mutex_);
+    return std::make_unique<HarnessMetric>(type(), mutex_, record_.series[values].values);
   }
 
   std::mutex& mutex_;
@@ -68,7 +92,7 @@ struct Harness::State final : host_abi::WorkerServices {
   std::vector<RoutedMessage> routed;
   std::vector<LogRecord> logs;
   std::map<std::string, MetricRecord> metrics;  // std::map: node addresses are stable
-  std::map<std::string, std::unique_ptr<HarnessMetric>> metric_handles;
+  std::map<std::string, std::unique_ptr<host_abi::PluginMetric>> metric_handles;
   std::deque<std::string> publish_failures;
 
   std::atomic<bool> stop_requested{false};
@@ -105,6 +129,11 @@ struct Harness::State final : host_abi::WorkerServices {
     return std::nullopt;
   }
 
+  bool is_labelled(const std::string& exported_name) const {
+    return dynamic_cast<const HarnessLabelledMetric*>(metric_handles.at(exported_name).get()) !=
+           nullptr;
+  }
+
   // ---- host_abi::WorkerServices ----
   std::string_view worker_name() const noexcept override { return name; }
   void log(LogLevel level, std::string_view text) noexcept override { record_log(level, text, {}); }
@@ -123,9 +152,43 @@ struct Harness::State final : host_abi::WorkerServices {
         record->second.help = std::string(help);
         record->second.buckets.assign(buckets.begin(), buckets.end());
         metric_handles[exported_name] =
-            std::make_unique<HarnessMetric>(type, mutex, record->second);
+            std::make_unique<HarnessMetric>(type, mutex, record->second.values);
       } else if (record->second.type != type) {
         refusal = host_abi::type_clash(exported_name, record->second.type, type);
+        return nullptr;
+      } else if (is_labelled(exported_name)) {
+        refusal = host_abi::label_clash(exported_name, record->second.label_names, {});
+        return nullptr;
+      }
+      return metric_handles.at(exported_name).get();
+    } catch (...) {
+      refusal = "out of memory";
+      return nullptr;
+    }
+  }
+  host_abi::PluginMetric* labelled_metric(MetricType type, const std::string& exported_name,
+                                          std::string_view help, std::span<const double> buckets,
+                                          std::span<const std::string> label_names,
+                                          std::string& refusal) noexcept override {
+    try {
+      std::unique_lock lock(mutex);
+      auto [record, inserted] = metrics.try_emplace(exported_name);
+      MetricRecord& metric = record->second;
+      if (inserted) {
+        metric.type = type;
+        metric.help = std::string(help);
+        metric.buckets.assign(buckets.begin(), buckets.end());
+        metric.label_names.assign(label_names.begin(), label_names.end());
+        metric_handles[exported_name] = std::make_unique<HarnessLabelledMetric>(
+            type, exported_name, mutex, metric,
+            [this](const std::string& text) { record_log(LogLevel::warn, text, {}); });
+      } else if (metric.type != type) {
+        refusal = host_abi::type_clash(exported_name, metric.type, type);
+        return nullptr;
+      } else if (!is_labelled(exported_name) ||
+                 !std::equal(label_names.begin(), label_names.end(), metric.label_names.begin(),
+                             metric.label_names.end())) {
+        refusal = host_abi::label_clash(exported_name, metric.label_names, label_names);
         return nullptr;
       }
       return metric_handles.at(exported_name).get();
@@ -391,15 +454,32 @@ const warren_plugin_descriptor& Harness::descriptor() const noexcept {
 
 // ---- values and printing ----
 
-double MetricRecord::sum() const noexcept {
+namespace {
+
+double sum_of(const std::vector<double>& values) noexcept {
   double total = 0;
   for (double value : values)
     total += value;
   return total;
 }
 
-double MetricRecord::last() const noexcept {
+double last_of(const std::vector<double>& values) noexcept {
   return values.empty() ? 0.0 : values.back();
+}
+
+}  // namespace
+
+double MetricRecord::sum() const noexcept {
+  return sum_of(values);
+}
+double MetricRecord::last() const noexcept {
+  return last_of(values);
+}
+double SeriesRecord::sum() const noexcept {
+  return sum_of(values);
+}
+double SeriesRecord::last() const noexcept {
+  return last_of(values);
 }
 
 std::string_view to_string(Result::Kind kind) noexcept {

@@ -31,6 +31,7 @@ std::variant<std::vector<std::string>, std::string> HostConfig::route(
   out.content_type = message.content_type;
   out.message_id = message.message_id;
   out.headers = message.headers;
+  out.mandatory = message.mandatory;
   try {
     return transport::publish_targets(routing_, out);
   } catch (const transport::PublishError& e) {

@@ -167,6 +167,9 @@ struct WorkerConfig {
   // A message that was inside this worker's handler when the host died this many times is
   // dead-lettered instead of run again (crash accounting, runtime/crash_watch.h).
   int max_crashes = 3;
+  // Series per labelled plugin metric (PluginContext::counter with label names); past it, the
+  // "__overflow__" series.
+  int metric_series_limit = 100;
   // The longest one handler call is expected to take; not enforced. Prefetched deliveries wait
   // for their handler behind the others, unacked: the start-up warning of
   // consumer_timeout_warnings.h compares that wait with [broker] consumer_timeout. Unset: no check.

@@ -118,6 +118,7 @@ void read_worker_keys(TableReader& entry, const LoadContext& context, const Conf
   }
   read_retry(entry, worker.retry);
   entry.read_integer("max_crashes", worker.max_crashes, 1, 1000);
+  entry.read_integer("metric_series_limit", worker.metric_series_limit, 1, 100000);
   entry.read_duration("max_handler_time", worker.max_handler_time);
   read_settings(entry, "settings", worker.settings);
   if (is_table_queue(config.broker)) {

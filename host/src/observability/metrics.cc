@@ -6,7 +6,9 @@
 
 #include <type_traits>
 #include <utility>
+#include <vector>
 
+#include "warren/host_abi/labelled_metric.h"
 #include "warren/host_abi/metric_rules.h"
 #include "warren_version.h"
 
@@ -31,6 +33,53 @@ class RegistryPluginMetric final : public host_abi::PluginMetric {
   }
 
   Metric& metric_;
+};
+
+template <class T>
+auto build_family() {
+  if constexpr (std::is_same_v<T, prometheus::Counter>)
+    return prometheus::BuildCounter();
+  else if constexpr (std::is_same_v<T, prometheus::Gauge>)
+    return prometheus::BuildGauge();
+  else
+    return prometheus::BuildHistogram();
+}
+
+template <class T>
+T& add_series(prometheus::Family<T>& family, const prometheus::Labels& labels,
+              const prometheus::Histogram::BucketBoundaries& buckets) {
+  if constexpr (std::is_same_v<T, prometheus::Histogram>)
+    return family.Add(labels, buckets);
+  else
+    return family.Add(labels);
+}
+
+// A labelled plugin metric in the registry: each series is the family's series of the worker's
+// labels plus the plugin's.
+template <class T>
+class RegistryLabelledMetric final : public host_abi::LabelledMetric {
+ public:
+  RegistryLabelledMetric(MetricType type, const std::string& exported_name,
+                         const Metrics::PluginLabels& labels, prometheus::Family<T>& family,
+                         prometheus::Labels worker_labels,
+                         prometheus::Histogram::BucketBoundaries buckets)
+      : LabelledMetric(type, exported_name, labels.names, labels.series_limit, labels.warn),
+        family_(family),
+        worker_labels_(std::move(worker_labels)),
+        buckets_(std::move(buckets)) {}
+
+ private:
+  std::unique_ptr<host_abi::PluginMetric> make_series(
+      const std::vector<std::string>& values) override {
+    prometheus::Labels labels = worker_labels_;
+    for (std::size_t i = 0; i < values.size(); ++i)
+      labels.emplace(label_names()[i], values[i]);
+    return std::make_unique<RegistryPluginMetric<T>>(type(), add_series(family_, labels, buckets_));
+  }
+
+  prometheus::Family<T>& family_;
+  const prometheus::Labels worker_labels_;
+  const prometheus::Histogram::BucketBoundaries buckets_;
 };
 
 }  // namespace
@@ -76,6 +125,13 @@ Metrics::Metrics(std::set<std::string, std::less<>> labelled_exchanges)
                         "Publishes by exchange (configured ones by name, the rest \"other\") "
                         "and result (confirmed|nacked|returned|timeout)")
                     .Register(r);
+  published_dropped_ =
+      &prometheus::BuildCounter()
+           .Name("warren_published_dropped_total")
+           .Help(
+               "Publishes without mandatory that no queue was bound for, dropped (table queues; "
+               "RabbitMQ drops them in the broker, uncounted)")
+           .Register(r);
   plugin_info_ = &prometheus::BuildGauge()
                       .Name("warren_plugin_info")
                       .Help("The plugin each worker runs (always 1)")
@@ -174,6 +230,10 @@ prometheus::Counter& Metrics::published(const std::string& exchange, const std::
   return published_->Add({{"exchange", exchange_label(exchange)}, {"result", result}});
 }
 
+prometheus::Counter& Metrics::published_dropped(const std::string& exchange) {
+  return published_dropped_->Add({{"exchange", exchange_label(exchange)}});
+}
+
 void Metrics::set_plugin_info(const std::string& plugin, const std::string& version,
                               const std::string& worker) {
   plugin_info_->Add({{"plugin", plugin}, {"version", version}, {"worker", worker}}).Set(1);
@@ -213,59 +273,70 @@ host_abi::PluginMetric* Metrics::plugin_metric(const std::string& worker, const 
                                                std::string_view help,
                                                std::span<const double> buckets,
                                                std::string& error) {
-  const std::string full_name = host_abi::exported_metric_name(name);
-  if (std::optional<std::string> refusal = host_abi::metric_refusal(type, full_name, buckets)) {
+  return plugin_metric(PluginMetricRequest{worker, plugin, type, name, help, buckets, nullptr},
+                       error);
+}
+
+host_abi::PluginMetric* Metrics::plugin_labelled_metric(
+    const std::string& worker, const std::string& plugin, MetricType type, std::string_view name,
+    std::string_view help, std::span<const double> buckets, const PluginLabels& labels,
+    std::string& error) {
+  if (std::optional<std::string> refusal = host_abi::label_names_refusal(labels.names)) {
+    error = "metric '" + host_abi::exported_metric_name(name) + "': " + *refusal;
+    return nullptr;
+  }
+  return plugin_metric(PluginMetricRequest{worker, plugin, type, name, help, buckets, &labels},
+                       error);
+}
+
+host_abi::PluginMetric* Metrics::plugin_metric(const PluginMetricRequest& request,
+                                               std::string& error) {
+  const std::string full_name = host_abi::exported_metric_name(request.name);
+  if (std::optional<std::string> refusal =
+          host_abi::metric_refusal(request.type, full_name, request.buckets)) {
     error = std::move(*refusal);
     return nullptr;
   }
+  const bool labelled = request.labels != nullptr;
+  const std::vector<std::string> label_names =
+      labelled ? request.labels->names : std::vector<std::string>{};
   std::lock_guard lock(plugin_mutex_);
-  const std::string key = full_name + "\x1f" + worker;
-  if (auto it = plugin_metrics_.find(key); it != plugin_metrics_.end()) {
-    if (plugin_families_.at(full_name).type == type)
-      return it->second.get();
-  }
   auto family_it = plugin_families_.find(full_name);
-  if (family_it != plugin_families_.end() && family_it->second.type != type) {
-    error = host_abi::type_clash(full_name, family_it->second.type, type);
-    return nullptr;
+  if (family_it != plugin_families_.end()) {
+    const PluginFamily& registered = family_it->second;
+    if (registered.type != request.type) {
+      error = host_abi::type_clash(full_name, registered.type, request.type);
+      return nullptr;
+    }
+    if (registered.labelled != labelled || registered.label_names != label_names) {
+      error = host_abi::label_clash(full_name, registered.label_names, label_names);
+      return nullptr;
+    }
   }
-  const std::string help_text = help.empty() ? "Plugin metric" : std::string(help);
-  const prometheus::Labels labels{{"worker", worker}, {"plugin", plugin}};
+  const std::string key = full_name + "\x1f" + request.worker;
+  if (auto it = plugin_metrics_.find(key); it != plugin_metrics_.end())
+    return it->second.get();
+
+  const std::string help_text = request.help.empty() ? "Plugin metric" : std::string(request.help);
+  const prometheus::Labels labels{{"worker", request.worker}, {"plugin", request.plugin}};
   std::unique_ptr<host_abi::PluginMetric> metric;
   try {
-    switch (type) {
-      case MetricType::counter: {
-        auto& family =
-            family_it != plugin_families_.end()
-                ? *static_cast<prometheus::Family<prometheus::Counter>*>(family_it->second.family)
-                : prometheus::BuildCounter().Name(full_name).Help(help_text).Register(*registry_);
-        plugin_families_[full_name] = {type, &family};
+    void* family = family_it != plugin_families_.end() ? family_it->second.family : nullptr;
+    switch (request.type) {
+      case MetricType::counter:
         metric =
-            std::make_unique<RegistryPluginMetric<prometheus::Counter>>(type, family.Add(labels));
+            make_plugin_metric<prometheus::Counter>(request, full_name, help_text, labels, family);
         break;
-      }
-      case MetricType::gauge: {
-        auto& family =
-            family_it != plugin_families_.end()
-                ? *static_cast<prometheus::Family<prometheus::Gauge>*>(family_it->second.family)
-                : prometheus::BuildGauge().Name(full_name).Help(help_text).Register(*registry_);
-        plugin_families_[full_name] = {type, &family};
+      case MetricType::gauge:
         metric =
-            std::make_unique<RegistryPluginMetric<prometheus::Gauge>>(type, family.Add(labels));
+            make_plugin_metric<prometheus::Gauge>(request, full_name, help_text, labels, family);
         break;
-      }
-      case MetricType::histogram: {
-        auto& family =
-            family_it != plugin_families_.end()
-                ? *static_cast<prometheus::Family<prometheus::Histogram>*>(family_it->second.family)
-                : prometheus::BuildHistogram().Name(full_name).Help(help_text).Register(*registry_);
-        plugin_families_[full_name] = {type, &family};
-        metric = std::make_unique<RegistryPluginMetric<prometheus::Histogram>>(
-            type, family.Add(labels, prometheus::Histogram::BucketBoundaries(buckets.begin(),
-                                                                             buckets.end())));
+      case MetricType::histogram:
+        metric = make_plugin_metric<prometheus::Histogram>(request, full_name, help_text, labels,
+                                                           family);
         break;
-      }
     }
+    plugin_families_[full_name] = PluginFamily{request.type, family, labelled, label_names};
   } catch (const std::exception& e) {
     error = "metric '" + full_name + "' refused: " + e.what();
     return nullptr;
@@ -273,6 +344,22 @@ host_abi::PluginMetric* Metrics::plugin_metric(const std::string& worker, const 
   host_abi::PluginMetric* result = metric.get();
   plugin_metrics_[key] = std::move(metric);
   return result;
+}
+
+template <class T>
+std::unique_ptr<host_abi::PluginMetric> Metrics::make_plugin_metric(
+    const PluginMetricRequest& request, const std::string& full_name, const std::string& help_text,
+    const prometheus::Labels& labels, void*& family) {
+  if (family == nullptr)
+    family = &build_family<T>().Name(full_name).Help(help_text).Register(*registry_);
+  auto& typed = *static_cast<prometheus::Family<T>*>(family);
+  prometheus::Histogram::BucketBoundaries buckets(request.buckets.begin(), request.buckets.end());
+  if (request.labels != nullptr) {
+    return std::make_unique<RegistryLabelledMetric<T>>(request.type, full_name, *request.labels,
+                                                       typed, labels, std::move(buckets));
+  }
+  return std::make_unique<RegistryPluginMetric<T>>(request.type,
+                                                   add_series(typed, labels, buckets));
 }
 
 }  // namespace warren::observability

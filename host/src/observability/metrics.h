@@ -10,6 +10,7 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,7 +18,9 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "warren/host_abi/labelled_metric.h"
 #include "warren/host_abi/plugin_metric.h"
 #include "warren/metrics.h"
 
@@ -61,6 +64,9 @@ class Metrics {
   // result: confirmed|nacked|returned|timeout. `exchange` is labelled by name only when it is one
   // of the labelled exchanges given at construction, else as "other".
   prometheus::Counter& published(const std::string& exchange, const std::string& result);
+  // warren_published_dropped_total{exchange}: publishes without mandatory that no queue was bound
+  // for, dropped by a table-queue transport (RabbitMQ drops them in the broker, uncounted).
+  prometheus::Counter& published_dropped(const std::string& exchange);
   // The label value published() uses for `exchange`.
   const std::string& exchange_label(const std::string& exchange) const;
   static constexpr std::string_view kOtherExchange = "other";
@@ -95,6 +101,22 @@ class Metrics {
                                         std::string_view help, std::span<const double> buckets,
                                         std::string& error);
 
+  // The label names of a labelled plugin metric, and the bound on its series (for this worker).
+  struct PluginLabels {
+    std::vector<std::string> names;
+    std::size_t series_limit = host_abi::kDefaultMetricSeriesLimit;
+    // Told once when the bound is reached (the worker logs it).
+    std::function<void(const std::string&)> warn;
+  };
+  // The same with label names (host_abi/labelled_metric.h): the handle's series are labelled
+  // worker, plugin and the plugin's labels. A name registered with other label names (or none)
+  // is refused.
+  host_abi::PluginMetric* plugin_labelled_metric(const std::string& worker,
+                                                 const std::string& plugin, MetricType type,
+                                                 std::string_view name, std::string_view help,
+                                                 std::span<const double> buckets,
+                                                 const PluginLabels& labels, std::string& error);
+
   // Histogram buckets for handler durations: 100 us to 60 s.
   static const prometheus::Histogram::BucketBoundaries& duration_buckets();
 
@@ -109,6 +131,7 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>* in_flight_;
   prometheus::Family<prometheus::Counter>* duplicates_;
   prometheus::Family<prometheus::Counter>* published_;
+  prometheus::Family<prometheus::Counter>* published_dropped_;
   prometheus::Family<prometheus::Gauge>* plugin_info_;
   prometheus::Family<prometheus::Counter>* crash_suspects_;
   prometheus::Family<prometheus::Counter>* dead_lettered_;
@@ -123,10 +146,30 @@ class Metrics {
   prometheus::Gauge* broker_blocked_;
   prometheus::Counter* stale_acks_dropped_;
 
+  struct PluginMetricRequest {
+    const std::string& worker;
+    const std::string& plugin;
+    MetricType type;
+    std::string_view name;
+    std::string_view help;
+    std::span<const double> buckets;
+    const PluginLabels* labels;  // nullptr: unlabelled
+  };
+  host_abi::PluginMetric* plugin_metric(const PluginMetricRequest& request, std::string& error);
+  // A handle of type T, in `family` (made and stored there when null).
+  template <class T>
+  std::unique_ptr<host_abi::PluginMetric> make_plugin_metric(const PluginMetricRequest& request,
+                                                             const std::string& full_name,
+                                                             const std::string& help_text,
+                                                             const prometheus::Labels& labels,
+                                                             void*& family);
+
   std::mutex plugin_mutex_;
   struct PluginFamily {
     MetricType type;
     void* family;  // prometheus::Family<T>* for the type
+    bool labelled;
+    std::vector<std::string> label_names;
   };
   std::map<std::string, PluginFamily> plugin_families_;
   std::map<std::string, std::unique_ptr<host_abi::PluginMetric>> plugin_metrics_;

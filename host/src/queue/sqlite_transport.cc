@@ -165,8 +165,13 @@ bool SqliteTransport::ready() const noexcept {
 void SqliteTransport::publish(const transport::OutboundMessage& message) {
   using Reason = transport::PublishError::Reason;
   const std::vector<std::string> queues = transport::publish_targets(routing_, message);
-  if (queues.empty())
-    return;  // not mandatory, and no queue bound: dropped, as a broker drops it
+  if (queues.empty()) {
+    // Not mandatory, and no queue bound: dropped, as a broker drops it, and counted (the publish
+    // succeeds).
+    if (metrics_ != nullptr)
+      metrics_->published_dropped(message.exchange).Increment();
+    return;
+  }
   const std::string message_id =
       message.message_id.empty() ? transport::random_uuid() : message.message_id;
   {

@@ -31,7 +31,8 @@ void Host::load_workers() {
     auto worker = std::make_unique<Worker>();
     worker->config = &spec;
     worker->context =
-        std::make_unique<WorkerContext>(spec.name, spec.plugin, spec.settings, metrics_);
+        std::make_unique<WorkerContext>(spec.name, spec.plugin, spec.settings, metrics_,
+                                        static_cast<std::size_t>(spec.metric_series_limit));
     try {
       worker->handler = std::make_unique<plugin::HandlerInstance>(library, *worker->context);
     } catch (const plugin::PluginLoadError& e) {

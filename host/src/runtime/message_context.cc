@@ -55,6 +55,7 @@ std::optional<std::string> MessageContext::publish(OutgoingMessage message) noex
     out.content_type = std::move(message.content_type);
     out.message_id = std::move(message.message_id);
     out.headers = std::move(message.headers);
+    out.mandatory = message.mandatory;
     if (!transport::find_header(out.headers, "traceparent")) {
       out.headers.emplace_back("traceparent", trace_.child_traceparent());
       if (!trace_.tracestate.empty())

@@ -19,6 +19,11 @@
  *       error_kind WARREN_ERROR_PERMANENT: "dead-letter" is one outcome kind, and error_kind
  *       says whether the handler got there by returning or by throwing. 1.0 plugins report
  *       WARREN_OUTCOME_THREW_PERMANENT instead; the host treats both the same.
+ *  1.2  (SDK 1.2) log levels WARREN_LOG_DEBUG and WARREN_LOG_TRACE, and plugin_log_enabled to
+ *       ask whether a level is written (a plugin sends the new levels only to a host that has
+ *       plugin_log_enabled: an older one would read them as warnings); labelled plugin metrics
+ *       (plugin_labelled_metric, metric_series); warren_publish_request.flags, with
+ *       WARREN_PUBLISH_NOT_MANDATORY.
  */
 #ifndef WARREN_ABI_H_
 #define WARREN_ABI_H_
@@ -27,7 +32,7 @@
 #include <stdint.h>
 
 #define WARREN_ABI_MAJOR 1
-#define WARREN_ABI_MINOR 1
+#define WARREN_ABI_MINOR 2
 
 /* The one symbol a plugin exports. */
 #define WARREN_PLUGIN_ENTRY_SYMBOL "warren_plugin_entry"
@@ -42,10 +47,14 @@ typedef struct warren_str {
   size_t size;
 } warren_str;
 
+/* Numbered in the order they were added, not by severity. DEBUG and TRACE exist since 1.2: a
+ * plugin sends them only to a host whose table has plugin_log_enabled. */
 typedef enum warren_log_level {
   WARREN_LOG_INFO = 1,
   WARREN_LOG_WARN = 2,
-  WARREN_LOG_ERROR = 3
+  WARREN_LOG_ERROR = 3,
+  WARREN_LOG_DEBUG = 4,
+  WARREN_LOG_TRACE = 5
 } warren_log_level;
 
 typedef enum warren_outcome_kind {
@@ -103,7 +112,17 @@ typedef struct warren_publish_request {
   const warren_str* header_names;
   const warren_str* header_values;
   size_t header_count;
+  /* Since 1.2 (read only when struct_size covers it): warren_publish_flags bits. Zero, as in a
+   * zero-initialized request, is what older plugins get: a mandatory publish. */
+  uint32_t flags;
 } warren_publish_request;
+
+/* warren_publish_request.flags (since 1.2). */
+typedef enum warren_publish_flags {
+  /* A message no queue is bound for is dropped by the broker and the publish succeeds once
+   * confirmed. Without it, such a publish fails (returned unroutable). */
+  WARREN_PUBLISH_NOT_MANDATORY = 1
+} warren_publish_flags;
 
 typedef enum warren_metric_type {
   WARREN_METRIC_COUNTER = 1,
@@ -148,6 +167,23 @@ typedef struct warren_host_api {
   int (*message_publish)(void* host_message, const warren_publish_request* request, char* error,
                          size_t error_capacity);
   void (*message_report)(void* host_message, const warren_outcome* outcome);
+
+  /* Since 1.2 (check with WARREN_HOST_HAS). */
+  /* 1 when the host writes lines of this level (a warren_log_level) now, else 0: a plugin skips
+   * composing lines nobody reads. The host understands WARREN_LOG_DEBUG and WARREN_LOG_TRACE
+   * exactly when its table has this callback. */
+  int (*plugin_log_enabled)(void* host_plugin, uint32_t level);
+  /* Like plugin_metric, with label names (label_count of them, borrowed for the call) whose
+   * values are given per update through metric_series. metric_record on the handle itself
+   * records nothing. */
+  void* (*plugin_labelled_metric)(void* host_plugin, uint32_t type, warren_str name,
+                                  warren_str help, const double* buckets, size_t bucket_count,
+                                  const warren_str* label_names, size_t label_count);
+  /* The series of a labelled metric for these values (one per label name, in order; borrowed
+   * for the call), created on first use, for metric_record. Past the host's bound on series per
+   * metric, the overflow series (every value "__overflow__"). NULL for a NULL or unlabelled
+   * metric or a wrong count. The handle lives as long as the worker. */
+  void* (*metric_series)(void* metric, const warren_str* label_values, size_t label_count);
 } warren_host_api;
 
 /* The constant description a plugin exports through warren_plugin_entry(). */

@@ -12,6 +12,7 @@
 #include "warren/abi.h"
 #include "warren/detail/strings.h"
 #include "warren/errors.h"
+#include "warren/log_level.h"
 #include "warren/outgoing_message.h"
 #include "warren/plugin_context.h"
 #include "warren/scope.h"
@@ -27,9 +28,15 @@ class Context {
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
 
-  void log_info(std::string_view text) const noexcept { log(WARREN_LOG_INFO, text); }
-  void log_warn(std::string_view text) const noexcept { log(WARREN_LOG_WARN, text); }
-  void log_error(std::string_view text) const noexcept { log(WARREN_LOG_ERROR, text); }
+  // debug and trace (SDK 1.2): as PluginContext's, written only when the [log] level lets
+  // them through, and dropped before reaching a host older than SDK 1.2.
+  void log_trace(std::string_view text) const noexcept { log(LogLevel::trace, text); }
+  void log_debug(std::string_view text) const noexcept { log(LogLevel::debug, text); }
+  void log_info(std::string_view text) const noexcept { log(LogLevel::info, text); }
+  void log_warn(std::string_view text) const noexcept { log(LogLevel::warn, text); }
+  void log_error(std::string_view text) const noexcept { log(LogLevel::error, text); }
+  // See PluginContext::log_enabled.
+  bool log_enabled(LogLevel level) const noexcept { return plugin_.log_enabled(level); }
 
   std::optional<std::string> setting(std::string_view key) const { return plugin_.setting(key); }
 
@@ -48,8 +55,8 @@ class Context {
   }
 
   // Publishes and waits for the broker's confirm. Throws PublishError when the broker nacks or
-  // returns the message (no queue bound) or the publish deadline passes. The trace context of
-  // the incoming message is propagated.
+  // returns the message (no queue bound, unless OutgoingMessage::mandatory is false) or the
+  // publish deadline passes. The trace context of the incoming message is propagated.
   void publish(std::string_view exchange, std::string_view routing_key, std::string_view body) {
     OutgoingMessage message;
     message.exchange = exchange;
@@ -77,6 +84,10 @@ class Context {
     request.header_names = names.data();
     request.header_values = values.data();
     request.header_count = names.size();
+    // Read by hosts of SDK 1.2 and later; an older host reads a struct_size past its own
+    // request as the fields it knows and publishes mandatory.
+    request.flags =
+        message.mandatory ? 0u : static_cast<std::uint32_t>(WARREN_PUBLISH_NOT_MANDATORY);
     char error[512] = {0};
     if (host_->message_publish(host_message_, &request, error, sizeof(error)) != 0) {
       throw PublishError(error);
@@ -91,8 +102,9 @@ class Context {
 
   static void destroy_scope(void* scope) { delete static_cast<Scope*>(scope); }
 
-  void log(warren_log_level level, std::string_view text) const noexcept {
-    host_->message_log(host_message_, static_cast<std::uint32_t>(level), detail::to_abi(text));
+  void log(LogLevel level, std::string_view text) const noexcept {
+    if (const std::uint32_t abi = plugin_.abi_level(level))
+      host_->message_log(host_message_, abi, detail::to_abi(text));
   }
 
   const warren_host_api* host_;

@@ -1,7 +1,7 @@
 // warren::LogLevel: the one severity scale of Warren. The host's log, the plugin contexts (through
 // the host API) and the test harness's records all use it, so a level means the same everywhere.
-// Plugins log at info, warn and error (PluginContext and Context); the host also uses trace, debug
-// and critical.
+// Plugins log at trace, debug, info, warn and error (PluginContext and Context; trace and debug
+// since SDK 1.2); the host also uses critical.
 #pragma once
 
 #include <string_view>

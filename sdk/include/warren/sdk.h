@@ -1,4 +1,4 @@
-// Warren SDK 1.1 (plugin ABI 1.1): everything a plugin author needs. Standard library only; the
+// Warren SDK 1.2 (plugin ABI 1.2): everything a plugin author needs. Standard library only; the
 // plugin must be built with C++ exceptions and RTTI (plugin.h refuses to compile otherwise).
 //
 //   #include <warren/sdk.h>

@@ -97,7 +97,8 @@ Scripted::Scripted(warren::PluginContext& ctx)
       default_action_(ctx.setting("default_action").value_or("ack")),
       sleep_(sleep_setting(ctx)),
       gate_file_(ctx.setting("gate_file").value_or("")),
-      record_time_(record_time_setting(ctx)) {
+      record_time_(record_time_setting(ctx)),
+      actions_(ctx.counter("scripted_actions_total", "Calls by the action's name", {"action"})) {
   ScriptedAction::parse(default_action_);  // refuse a bad default now, not per message
   if (const auto path = ctx.setting("record_file")) {
     record_fd_ = ::open(path->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -141,6 +142,8 @@ warren::Outcome Scripted::handle(const warren::Message& msg, warren::Context& ct
   } catch (const std::invalid_argument& e) {
     throw warren::PermanentError(e.what());
   }
+  actions_.inc({std::string_view(spec).substr(0, spec.find(':'))});
+  ctx.log_debug("scripted: " + spec);
   if (sleep_.count() > 0)
     std::this_thread::sleep_for(sleep_);
   if (!gate_file_.empty())
@@ -176,12 +179,14 @@ warren::Outcome Scripted::handle(const warren::Message& msg, warren::Context& ct
                                  std::to_string(msg.attempt()) + ")");
       }
       return warren::Outcome::ack();
-    case Kind::publish: {
+    case Kind::publish:
+    case Kind::notify: {
       warren::OutgoingMessage out;
       out.exchange = action.exchange;
       out.routing_key = action.routing_key;
       out.body = msg.body();
       out.content_type = msg.content_type();
+      out.mandatory = action.kind == Kind::publish;
       ctx.publish(out);  // a PublishError propagates: the message is retried
       return warren::Outcome::ack();
     }

@@ -17,6 +17,8 @@
 //                   does what it must while the call runs, then creates the file: an event, not
 //                   a sleep that a busy machine can outlast.
 // Actions: see scripted_action.h.
+// Each call counts in warren_plugin_scripted_actions_total{action} (the action's name, e.g.
+// "notify") and logs "scripted: <action>" at debug.
 #pragma once
 
 #include <warren/sdk.h>
@@ -50,6 +52,7 @@ class Scripted final : public warren::Handler {
   std::string gate_file_;
   int record_fd_ = -1;
   bool record_time_ = false;
+  warren::LabelledCounter actions_;
 };
 
 }  // namespace warren::test_plugins

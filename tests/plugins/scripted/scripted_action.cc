@@ -10,7 +10,8 @@ namespace {
 
 constexpr const char* kValidActions =
     "ack, retry, retry:<ms>, dead_letter:<reason>, throw, throw_int, permanent, sleep:<ms>, "
-    "abort, segfault, fail_until:<n>, publish:<exchange>:<routing_key>, ack_if_file:<path>";
+    "abort, segfault, fail_until:<n>, publish:<exchange>:<routing_key>, "
+    "notify:<exchange>:<routing_key>, ack_if_file:<path>";
 
 [[noreturn]] void invalid(std::string_view spec, std::string_view why) {
   throw std::invalid_argument("scripted: invalid action '" + std::string(spec) +
@@ -91,11 +92,11 @@ ScriptedAction ScriptedAction::parse(std::string_view spec) {
     action.text = argument;
     return action;
   }
-  if (name == "publish") {
-    with_argument(Kind::publish);
+  if (name == "publish" || name == "notify") {
+    with_argument(name == "publish" ? Kind::publish : Kind::notify);
     const auto second_colon = argument.find(':');
     if (second_colon == std::string_view::npos)
-      invalid(spec, "expected publish:<exchange>:<key>");
+      invalid(spec, "expected " + std::string(name) + ":<exchange>:<key>");
     action.exchange = argument.substr(0, second_colon);
     action.routing_key = argument.substr(second_colon + 1);
     return action;

@@ -23,6 +23,7 @@ struct ScriptedAction {
     segfault,     // segfault         a write to a read-only page: a real SIGSEGV (SEGV_ACCERR)
     fail_until,   // fail_until:<n>   throw while attempt < n, then ack
     publish,      // publish:<exchange>:<routing_key>  publish the same body, then ack
+    notify,       // notify:<exchange>:<routing_key>   the same, with mandatory = false
     ack_if_file,  // ack_if_file:<path>  ack if the file exists, else throw
   };
 
@@ -30,8 +31,8 @@ struct ScriptedAction {
   std::chrono::milliseconds duration{0};  // retry_after, sleep
   std::uint32_t attempts = 0;             // fail_until
   std::string text;                       // dead_letter: reason; ack_if_file: path
-  std::string exchange;                   // publish (may be empty: the default exchange)
-  std::string routing_key;                // publish; may contain ':'
+  std::string exchange;                   // publish, notify (may be empty: the default exchange)
+  std::string routing_key;                // publish, notify; may contain ':'
 
   // Throws std::invalid_argument naming the text and listing the valid actions.
   static ScriptedAction parse(std::string_view spec);

@@ -419,5 +419,35 @@ d = 1
                                   "must be a string, integer, float or boolean, got a table")));
 }
 
+TEST(Workers, MetricSeriesLimit_DefaultsTo100AndIsReadAndRangeChecked) {
+  EXPECT_EQ(test::parse(R"(
+[[workers]]
+name = "w"
+plugin = "p"
+queue = "q"
+)")
+                .workers.at(0)
+                .metric_series_limit,
+            100);
+  EXPECT_EQ(test::parse(R"(
+[[workers]]
+name = "w"
+plugin = "p"
+queue = "q"
+metric_series_limit = 500
+)")
+                .workers.at(0)
+                .metric_series_limit,
+            500);
+  EXPECT_THAT(problems_of(R"(
+[[workers]]
+name = "w"
+plugin = "p"
+queue = "q"
+metric_series_limit = 0
+)"),
+              ElementsAre(Problem(6, 23, "workers[0].metric_series_limit", HasSubstr("0"))));
+}
+
 }  // namespace
 }  // namespace warren::config

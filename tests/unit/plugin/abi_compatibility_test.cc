@@ -107,8 +107,8 @@ TEST(AbiCompatibility, PluginBuiltWithSdk1_0_LoadsAsAbi1_0BesideA1_1Plugin) {
   EXPECT_EQ(old_plugin->info().abi_minor, 0u);
   EXPECT_EQ(old_plugin->descriptor().struct_size, detail::kDescriptorV1_0Size);
   EXPECT_EQ(new_plugin->info().abi_major, 1u);
-  EXPECT_EQ(new_plugin->info().abi_minor, 1u);
-  EXPECT_EQ(WARREN_ABI_MINOR, 1) << "this host speaks ABI 1.1";
+  EXPECT_EQ(new_plugin->info().abi_minor, 2u);
+  EXPECT_EQ(WARREN_ABI_MINOR, 2) << "this host speaks ABI 1.2";
 }
 
 struct Message {

@@ -40,7 +40,8 @@ inline std::string error_name(host_abi::HandlerError error) {
 
 inline std::string describe(const OutgoingMessage& message) {
   std::string text = message.exchange + "|" + message.routing_key + "|" + message.body + "|" +
-                     message.content_type + "|" + message.message_id + "|";
+                     message.content_type + "|" + message.message_id + "|" +
+                     (message.mandatory ? "" : "not mandatory|");
   for (const auto& [name, value] : message.headers) {
     if (name != "traceparent" && name != "tracestate")
       text += name + "=" + value + ";";
@@ -131,9 +132,9 @@ class HostSide {
         failures.pop_front();
         throw transport::PublishError(transport::PublishError::Reason::nacked, reason);
       }
-      published.push_back(
-          describe(OutgoingMessage{message.exchange, message.routing_key, message.body,
-                                   message.content_type, message.message_id, message.headers}));
+      published.push_back(describe(
+          OutgoingMessage{message.exchange, message.routing_key, message.body, message.content_type,
+                          message.message_id, message.headers, message.mandatory}));
     }
     std::deque<std::string> failures;
     std::vector<std::string> published;

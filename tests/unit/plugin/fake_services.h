@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "warren/abi.h"
+#include "warren/host_abi/labelled_metric.h"
 #include "warren/host_abi/message_scope.h"
 #include "warren/host_abi/services.h"
 
@@ -43,6 +44,45 @@ class FakeMetric final : public host_abi::PluginMetric {
   void apply(double value) noexcept override { recorded.push_back(value); }
 };
 
+// Its series are FakeMetrics named after their values ("pt-BR,gold").
+class FakeLabelledMetric final : public host_abi::LabelledMetric {
+ public:
+  static constexpr std::size_t kSeriesLimit = 3;
+
+  FakeLabelledMetric(MetricType metric_type, std::string metric_name, std::string metric_help,
+                     std::vector<double> metric_buckets, std::vector<std::string> names,
+                     std::function<void(const std::string&)> warn)
+      : LabelledMetric(metric_type, metric_name, names, kSeriesLimit, std::move(warn)),
+        name(std::move(metric_name)),
+        help(std::move(metric_help)),
+        buckets(std::move(metric_buckets)) {}
+
+  // The series of these values, joined by ','; nullptr when none was made.
+  const FakeMetric* find_series(std::string_view values) const {
+    for (const FakeMetric* made : made_series) {
+      if (made->name == values)
+        return made;
+    }
+    return nullptr;
+  }
+
+  std::string name;
+  std::string help;
+  std::vector<double> buckets;
+  std::vector<const FakeMetric*> made_series;
+
+ private:
+  std::unique_ptr<host_abi::PluginMetric> make_series(
+      const std::vector<std::string>& values) override {
+    std::string joined;
+    for (const auto& value : values)
+      joined += (joined.empty() ? "" : ",") + value;
+    auto made = std::make_unique<FakeMetric>(type(), joined, help, buckets);
+    made_series.push_back(made.get());
+    return made;
+  }
+};
+
 class FakeWorkerServices final : public host_abi::WorkerServices {
  public:
   std::string_view worker_name() const noexcept override { return name; }
@@ -65,6 +105,23 @@ class FakeWorkerServices final : public host_abi::WorkerServices {
     return metrics.back().get();
   }
 
+  // A labelled metric: FakeLabelledMetric with the shared series rules, a bound of 3 series.
+  host_abi::PluginMetric* labelled_metric(MetricType type, const std::string& exported_name,
+                                          std::string_view help, std::span<const double> buckets,
+                                          std::span<const std::string> label_names,
+                                          std::string& refusal) noexcept override {
+    if (refuse_metrics_with) {
+      refusal = *refuse_metrics_with;
+      return nullptr;
+    }
+    labelled_metrics.push_back(std::make_unique<FakeLabelledMetric>(
+        type, exported_name, std::string(help), std::vector(buckets.begin(), buckets.end()),
+        std::vector<std::string>(label_names.begin(), label_names.end()),
+        [this](const std::string& text) { log(LogLevel::warn, text); }));
+    return labelled_metrics.back().get();
+  }
+  bool log_enabled(LogLevel level) const noexcept override { return level >= least_level; }
+
   const FakeMetric* find_metric(std::string_view exported_name) const {
     for (const auto& metric : metrics) {
       if (metric->name == exported_name)
@@ -77,6 +134,9 @@ class FakeWorkerServices final : public host_abi::WorkerServices {
   std::map<std::string, std::string, std::less<>> settings;
   std::vector<LogLine> logs;
   std::vector<std::unique_ptr<FakeMetric>> metrics;
+  std::vector<std::unique_ptr<FakeLabelledMetric>> labelled_metrics;
+  // The worker's [log] level.
+  LogLevel least_level = LogLevel::trace;
   // Set: the registry refuses every metric with this reason.
   std::optional<std::string> refuse_metrics_with;
 };

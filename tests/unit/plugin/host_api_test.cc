@@ -14,6 +14,7 @@
 
 #include "fake_services.h"
 #include "named_scopes.h"
+#include "warren/detail/abi_sizes.h"
 #include "warren/detail/strings.h"
 #include "warren/host_abi/services.h"
 
@@ -81,6 +82,27 @@ TEST_F(HostApiTest, PluginLog_ReachesTheWorkerWithItsLevel) {
   EXPECT_THAT(worker_.logs,
               ElementsAre(log_line(LogLevel::info, "started"), log_line(LogLevel::warn, "slow"),
                           log_line(LogLevel::error, "broken")));
+}
+
+TEST_F(HostApiTest, DebugAndTraceLines_ReachTheWorkerAndTheMessageWithTheirLevels) {
+  api_.plugin_log(host_plugin(worker_), WARREN_LOG_DEBUG, abi("cache warm"));
+  api_.message_log(host_message(message_), WARREN_LOG_TRACE, abi("parsed"));
+
+  EXPECT_THAT(worker_.logs, ElementsAre(log_line(LogLevel::debug, "cache warm")));
+  EXPECT_THAT(message_.logs, ElementsAre(log_line(LogLevel::trace, "parsed")));
+}
+
+TEST_F(HostApiTest, LogEnabled_AnswersTheWorkersLevelAndNoToUnknownLevels) {
+  worker_.least_level = LogLevel::info;
+
+  EXPECT_EQ(api_.plugin_log_enabled(host_plugin(worker_), WARREN_LOG_TRACE), 0);
+  EXPECT_EQ(api_.plugin_log_enabled(host_plugin(worker_), WARREN_LOG_DEBUG), 0);
+  EXPECT_EQ(api_.plugin_log_enabled(host_plugin(worker_), WARREN_LOG_INFO), 1);
+  EXPECT_EQ(api_.plugin_log_enabled(host_plugin(worker_), WARREN_LOG_ERROR), 1);
+  EXPECT_EQ(api_.plugin_log_enabled(host_plugin(worker_), 99), 0);
+  EXPECT_EQ(api_.plugin_log_enabled(nullptr, WARREN_LOG_ERROR), 0);
+  worker_.least_level = LogLevel::debug;
+  EXPECT_EQ(api_.plugin_log_enabled(host_plugin(worker_), WARREN_LOG_DEBUG), 1);
 }
 
 TEST_F(HostApiTest, UnknownLogLevel_IsLoggedAsAWarning) {
@@ -221,6 +243,86 @@ TEST_F(HostApiTest, MetricTheRegistryRefuses_IsNullWithTheRegistrysReasonLogged)
                                    "gauge")));
 }
 
+void* labelled_metric(const warren_host_api& api, WorkerServices& worker, std::string_view name,
+                      const std::vector<std::string_view>& label_names) {
+  std::vector<warren_str> names;
+  for (const std::string_view label : label_names)
+    names.push_back(abi(label));
+  return api.plugin_labelled_metric(host_plugin(worker), WARREN_METRIC_COUNTER, abi(name),
+                                    abi("help"), nullptr, 0, names.data(), names.size());
+}
+
+void* series(const warren_host_api& api, void* metric,
+             const std::vector<std::string_view>& label_values) {
+  std::vector<warren_str> values;
+  for (const std::string_view value : label_values)
+    values.push_back(abi(value));
+  return api.metric_series(metric, values.data(), values.size());
+}
+
+TEST_F(HostApiTest, LabelledMetric_RecordsIntoTheSeriesOfTheValuesGiven) {
+  void* metric = labelled_metric(api_, worker_, "emails_total", {"locale", "tier"});
+  ASSERT_NE(metric, nullptr);
+
+  api_.metric_record(series(api_, metric, {"pt-BR", "gold"}), 1);
+  api_.metric_record(series(api_, metric, {"pt-BR", "gold"}), 2);
+  api_.metric_record(series(api_, metric, {"en", "free"}), 5);
+  api_.metric_record(metric, 7);  // the metric itself is no series: nothing recorded
+
+  ASSERT_THAT(worker_.labelled_metrics, SizeIs(1));
+  const testing::FakeLabelledMetric& created = *worker_.labelled_metrics[0];
+  EXPECT_EQ(created.name, "warren_plugin_emails_total");
+  EXPECT_THAT(created.label_names(), ElementsAre("locale", "tier"));
+  EXPECT_THAT(created.find_series("pt-BR,gold")->recorded, ElementsAre(1.0, 2.0));
+  EXPECT_THAT(created.find_series("en,free")->recorded, ElementsAre(5.0));
+  EXPECT_THAT(created.made_series, SizeIs(2));
+}
+
+TEST_F(HostApiTest, LabelledMetricPastItsBound_RecordsIntoTheOverflowSeriesAndWarnsOnce) {
+  void* metric = labelled_metric(api_, worker_, "emails_total", {"locale"});
+  ASSERT_NE(metric, nullptr);
+
+  for (const char* locale : {"a", "b", "c", "d", "e", "a"})
+    api_.metric_record(series(api_, metric, {locale}), 1);
+
+  const testing::FakeLabelledMetric& created = *worker_.labelled_metrics[0];
+  EXPECT_THAT(created.find_series("__overflow__")->recorded, ElementsAre(1.0, 1.0))
+      << "d and e, past the bound of 3";
+  EXPECT_THAT(created.find_series("a")->recorded, ElementsAre(1.0, 1.0));
+  EXPECT_THAT(
+      worker_.logs,
+      ElementsAre(AllOf(Field(&LogLine::level, LogLevel::warn),
+                        Field(&LogLine::text, HasSubstr("reached its limit of 3 series")))));
+}
+
+TEST_F(HostApiTest, SeriesOfAWrongCountOrOfAnUnlabelledMetric_IsNull) {
+  void* labelled = labelled_metric(api_, worker_, "emails_total", {"locale"});
+  void* plain = api_.plugin_metric(host_plugin(worker_), WARREN_METRIC_COUNTER, abi("jobs_total"),
+                                   abi(""), nullptr, 0);
+
+  EXPECT_EQ(series(api_, labelled, {}), nullptr);
+  EXPECT_EQ(series(api_, labelled, {"pt-BR", "gold"}), nullptr);
+  EXPECT_EQ(series(api_, plain, {}), nullptr);
+  EXPECT_EQ(series(api_, nullptr, {"pt-BR"}), nullptr);
+  EXPECT_EQ(api_.metric_series(labelled, nullptr, 1), nullptr);
+}
+
+TEST_F(HostApiTest, LabelledMetricWithTheHostsLabelNames_IsRefusedAndTheRefusalLogged) {
+  EXPECT_EQ(labelled_metric(api_, worker_, "emails_total", {"worker"}), nullptr);
+  EXPECT_EQ(
+      labelled_metric(api_, worker_, "emails_total", {"a", "b", "c", "d", "e", "f", "g", "h", "i"}),
+      nullptr);
+
+  EXPECT_THAT(worker_.labelled_metrics, SizeIs(0));
+  EXPECT_THAT(worker_.logs,
+              ElementsAre(log_line(LogLevel::warn,
+                                   "plugin metric 'warren_plugin_emails_total' refused: label "
+                                   "name 'worker' is reserved (the host's or Prometheus' own)"),
+                          log_line(LogLevel::warn,
+                                   "plugin metric 'warren_plugin_emails_total' refused: 9 label "
+                                   "names, more than the 8 a metric may have")));
+}
+
 TEST_F(HostApiTest, StopRequested_IsForwarded) {
   EXPECT_EQ(api_.message_stop_requested(host_message(message_)), 0);
   message_.stop = true;
@@ -330,6 +432,32 @@ TEST_F(HostApiTest, FailedPublishWithoutABuffer_StillFails) {
   EXPECT_NE(api_.message_publish(host_message(message_), &request, &untouched, 0), 0);
   EXPECT_NE(api_.message_publish(host_message(message_), &request, nullptr, 64), 0);
   EXPECT_EQ(untouched, 'u');
+}
+
+TEST_F(HostApiTest, PublishNotMandatory_IsForwardedAsNotMandatory) {
+  warren_publish_request request = publish_request();
+  request.flags = WARREN_PUBLISH_NOT_MANDATORY;
+  char error[64] = {};
+
+  EXPECT_EQ(api_.message_publish(host_message(message_), &request, error, sizeof error), 0);
+  request.flags = 0;
+  EXPECT_EQ(api_.message_publish(host_message(message_), &request, error, sizeof error), 0);
+
+  ASSERT_THAT(message_.published, SizeIs(2));
+  EXPECT_FALSE(message_.published[0].mandatory);
+  EXPECT_TRUE(message_.published[1].mandatory);
+}
+
+TEST_F(HostApiTest, PublishRequestOfAbi1_1_IsMandatoryWhateverFollowsIt) {
+  warren_publish_request request = publish_request();
+  request.struct_size = detail::kPublishRequestV1_1Size;
+  request.flags = WARREN_PUBLISH_NOT_MANDATORY;  // past the plugin's struct: not its field
+  char error[64] = {};
+
+  EXPECT_EQ(api_.message_publish(host_message(message_), &request, error, sizeof error), 0);
+
+  ASSERT_THAT(message_.published, SizeIs(1));
+  EXPECT_TRUE(message_.published[0].mandatory);
 }
 
 TEST_F(HostApiTest, PublishWithoutARequest_IsRefusedWithAReason) {

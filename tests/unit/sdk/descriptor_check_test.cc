@@ -60,7 +60,7 @@ TEST(DescriptorCheck, OtherMajorOrNewerMinor_IsRefusedWithWhatToDo) {
   descriptor = valid();
   descriptor.abi_minor = WARREN_ABI_MINOR + 1;
   EXPECT_EQ(descriptor_refusal(descriptor),
-            "built for Warren ABI 1.2, newer than this host's 1.1: upgrade the host or rebuild "
+            "built for Warren ABI 1.3, newer than this host's 1.2: upgrade the host or rebuild "
             "the plugin against this host's SDK");
 }
 

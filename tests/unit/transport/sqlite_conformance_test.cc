@@ -5,6 +5,7 @@
 
 #include "config/routing_table.h"
 #include "conformance/transport_conformance.h"
+#include "observability/metrics.h"
 #include "queue/headers_json.h"
 #include "queue/sqlite_connection.h"
 #include "queue/sqlite_transport.h"
@@ -76,6 +77,35 @@ class SqliteBackend final : public ConformanceBackend {
 };
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Sqlite, TransportConformance, SqliteBackend);
+
+// Beyond the suite: a publish without mandatory that no queue takes is dropped, and counted in
+// warren_published_dropped_total{exchange} (RabbitMQ drops it in the broker, where Warren cannot
+// count it).
+TEST(SqliteTransportDrops, UnroutableNotMandatoryPublish_IsDroppedAndCounted) {
+  test_support::TempDir dir;
+  config::Config config;
+  config::ExchangeConfig notifications;
+  notifications.name = "notifications";
+  config.exchanges.push_back(notifications);
+  observability::Metrics metrics({"notifications"});
+  queue::SqliteQueueOptions options;
+  options.path = dir.path() / "queue.db";
+  options.owner = queue::lease_owner_for("test");
+  queue::SqliteTransport transport(options, config::routing_table(config), nullptr, &metrics);
+  OutboundMessage note;
+  note.exchange = "notifications";
+  note.routing_key = "note";
+  note.body = "hello";
+  note.mandatory = false;
+
+  transport.publish(note);
+  transport.publish(note);
+  note.mandatory = true;
+  EXPECT_THROW(transport.publish(note), PublishError);
+
+  EXPECT_EQ(metrics.published_dropped("notifications").Value(), 2);
+  transport.close();
+}
 
 }  // namespace
 }  // namespace warren::transport::testing

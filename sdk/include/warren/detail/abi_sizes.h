@@ -34,4 +34,17 @@ inline constexpr std::size_t kPublishRequestV1_0Size =
     WARREN_DETAIL_END_OF(warren_publish_request, header_count);
 inline constexpr std::size_t kMessageV1_0Size = WARREN_DETAIL_END_OF(warren_message, redelivered);
 
+// ABI 1.1 appended no field: its structs are 1.0's.
+inline constexpr std::size_t kHostApiV1_1Size = kHostApiV1_0Size;
+inline constexpr std::size_t kDescriptorV1_1Size = kDescriptorV1_0Size;
+inline constexpr std::size_t kOutcomeV1_1Size = kOutcomeV1_0Size;
+inline constexpr std::size_t kPublishRequestV1_1Size = kPublishRequestV1_0Size;
+inline constexpr std::size_t kMessageV1_1Size = kMessageV1_0Size;
+
+// ABI 1.2: the host table's logging level and labelled metrics, the publish's flags.
+inline constexpr std::size_t kHostApiV1_2Size =
+    WARREN_DETAIL_END_OF(warren_host_api, metric_series);
+inline constexpr std::size_t kPublishRequestV1_2Size =
+    WARREN_DETAIL_END_OF(warren_publish_request, flags);
+
 }  // namespace warren::detail

@@ -31,4 +31,21 @@ std::optional<std::string> metric_refusal(MetricType type, std::string_view expo
 // "metric 'warren_plugin_jobs_total' is already a counter, not a gauge".
 std::string type_clash(std::string_view exported_name, MetricType registered, MetricType asked);
 
+// Label names the host puts on every plugin metric, or Prometheus gives a meaning to: a plugin
+// cannot declare them.
+inline constexpr std::string_view kReservedLabelNames[] = {"worker", "plugin", "le", "quantile"};
+
+// Why a labelled metric cannot have these label names, or std::nullopt: at most
+// kMaxMetricLabels (warren/metrics.h), each a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)
+// not starting with "__", none reserved, none twice.
+std::optional<std::string> label_names_refusal(std::span<const std::string> label_names);
+
+// "metric 'warren_plugin_emails_total' already has the labels (locale), not (tier)".
+std::string label_clash(std::string_view exported_name, std::span<const std::string> registered,
+                        std::span<const std::string> asked);
+
+// `value` with every byte that is not part of valid UTF-8 replaced by U+FFFD: the exposition
+// format is UTF-8, and a label value may come from message data.
+std::string valid_label_value(std::string_view value);
+
 }  // namespace warren::host_abi

@@ -4,6 +4,10 @@
 // `apply`; the rule every type of metric follows is here, once.
 #pragma once
 
+#include <cstddef>
+#include <span>
+#include <string_view>
+
 #include "warren/metrics.h"
 
 namespace warren::host_abi {
@@ -23,6 +27,15 @@ class PluginMetric {
     if (type_ == MetricType::counter && !(value >= 0))
       return;
     apply(value);
+  }
+
+  // A labelled metric (labelled_metric.h) answers with its number of label names and the series
+  // of some values; every other metric has no labels and no series.
+  virtual std::size_t label_count() const noexcept { return 0; }
+  // The series for `values` (label_count() of them), or nullptr. Thread-safe.
+  virtual PluginMetric* series(std::span<const std::string_view> values) noexcept {
+    (void)values;
+    return nullptr;
   }
 
  private:

@@ -37,6 +37,20 @@ class WorkerServices {
   virtual PluginMetric* metric(MetricType type, const std::string& exported_name,
                                std::string_view help, std::span<const double> buckets,
                                std::string& refusal) noexcept = 0;
+  // The same for a metric with label names (already checked: label_names_refusal): a
+  // LabelledMetric (labelled_metric.h) whose series carry the worker's bound. Asked again with
+  // the same name, type and label names, the same handle; other label names are refused
+  // (label_clash).
+  virtual PluginMetric* labelled_metric(MetricType type, const std::string& exported_name,
+                                        std::string_view help, std::span<const double> buckets,
+                                        std::span<const std::string> label_names,
+                                        std::string& refusal) noexcept = 0;
+  // Whether a line of `level` would be written now (the plugin skips composing the others).
+  // Everything, unless the implementation has a level.
+  virtual bool log_enabled(LogLevel level) const noexcept {
+    (void)level;
+    return true;
+  }
 };
 
 // One per message being handled, from delivery to settlement; used by one thread at a time.

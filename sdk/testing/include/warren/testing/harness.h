@@ -147,6 +147,7 @@ std::ostream& operator<<(std::ostream& out, const SettledMessage& settled);
 // The SDK's LogLevel (warren/log_level.h); handlers log info, warn and error.
 using LogLevel = ::warren::LogLevel;
 
+// Every level is recorded, debug and trace included (the harness has no [log] level).
 struct LogRecord {
   LogLevel level = LogLevel::info;
   std::string text;
@@ -157,13 +158,26 @@ struct LogRecord {
 // The SDK's MetricType (warren/metrics.h).
 using MetricType = ::warren::MetricType;
 
+// The values recorded into one series of a labelled metric, in order.
+struct SeriesRecord {
+  std::vector<double> values;
+
+  double sum() const noexcept;
+  double last() const noexcept;
+};
+
 // A metric the handler created, with every value recorded into it in order (counter: the
-// increments; histogram: the observations; gauge: the values set).
+// increments; histogram: the observations; gauge: the values set). A labelled metric (SDK 1.2)
+// records into `series` instead, by label values in the order of `label_names`; past the host's
+// bound of 100 series, into the series whose values are all "__overflow__" (with a warning
+// logged once, as the host does).
 struct MetricRecord {
   MetricType type = MetricType::counter;
   std::string help;
   std::vector<double> buckets;
   std::vector<double> values;
+  std::vector<std::string> label_names;
+  std::map<std::vector<std::string>, SeriesRecord> series;
 
   double sum() const noexcept;
   // The gauge's current value (the last one set), or 0 when nothing was recorded.
