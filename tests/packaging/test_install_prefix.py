@@ -62,8 +62,14 @@ def test_PluginTemplate_BuiltAgainstAPrefix_PassesItsOwnTests(tmp_path):
     environment = {k: v for k, v in os.environ.items()
                    if k not in ("CMAKE_PREFIX_PATH", "Warren_DIR", "CMAKE_MODULE_PATH")}
     generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+    # A sanitizer build (the asan preset) installs instrumented libraries: a project linking them
+    # must be built with the same sanitizers, as anyone using such an SDK would.
+    sanitize = os.environ.get("WARREN_SANITIZE", "")
+    sanitizer_flags = [f"-DCMAKE_CXX_FLAGS=-fsanitize={sanitize} -fno-sanitize-recover=all",
+                       f"-DCMAKE_EXE_LINKER_FLAGS=-fsanitize={sanitize}",
+                       f"-DCMAKE_SHARED_LINKER_FLAGS=-fsanitize={sanitize}"] if sanitize else []
     for command in (["cmake", "-S", str(project), "-B", str(build), *generator,
-                     f"-DCMAKE_PREFIX_PATH={prefix}"],
+                     f"-DCMAKE_PREFIX_PATH={prefix}", *sanitizer_flags],
                     ["nice", "cmake", "--build", str(build), "-j", "2"],
                     ["ctest", "--test-dir", str(build), "--output-on-failure", "--no-tests=error"]):
         result = subprocess.run(command, env=environment, capture_output=True, text=True,
