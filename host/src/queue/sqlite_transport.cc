@@ -367,6 +367,11 @@ bool SqliteTransport::round(std::vector<Settling>& settlements) {
     std::vector<ClaimedRow> rows;
   };
   std::vector<Claim> claims;
+  // How many of this round's settlements are each worker's: their rows' places are free for the
+  // claim, and RoundPacing measures by them.
+  std::vector<int> settled_here(subscribers_.size(), 0);
+  for (const auto& s : settlements)
+    ++settled_here[s.subscriber];
   std::vector<bool> applied;
   std::vector<std::pair<std::size_t, std::optional<std::int64_t>>> due_of_short;
   {
@@ -379,9 +384,6 @@ bool SqliteTransport::round(std::vector<Settling>& settlements) {
       {
         std::lock_guard lock(mutex_);
         // This transaction's settlements free their rows' places before it claims.
-        std::vector<int> settled_here(subscribers_.size(), 0);
-        for (const auto& s : settlements)
-          ++settled_here[s.subscriber];
         for (std::size_t i = 0; i < subscribers_.size(); ++i) {
           const Subscriber& subscriber = *subscribers_[i];
           const int room = static_cast<int>(subscriber.subscription.prefetch) -
@@ -447,14 +449,12 @@ bool SqliteTransport::round(std::vector<Settling>& settlements) {
       if (!applied[i])
         ++stale_settlements_;
     }
-    std::vector<std::size_t> settled_here(subscribers_.size(), 0);
-    for (const auto& s : settlements)
-      ++settled_here[s.subscriber];
     for (const auto& claim : claims) {
       const bool backlog = static_cast<int>(claim.rows.size()) >= claim.asked;
       RoundPacing& pacing = subscribers_[claim.subscriber]->pacing;
       const auto before = pacing.mode();
-      pacing.record_round(settled_here[claim.subscriber], backlog, steady_now);
+      pacing.record_round(static_cast<std::size_t>(settled_here[claim.subscriber]), backlog,
+                          steady_now);
       if (pacing.mode() != before && observability::log_enabled(observability::LogLevel::debug)) {
         observability::log_debug(
             "sqlite queue: worker '" + subscribers_[claim.subscriber]->subscription.worker +
