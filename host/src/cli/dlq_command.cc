@@ -369,6 +369,9 @@ int dlq_command(const ConfigOptions& config_options, const DlqOptions& options) 
                                    options.queue.empty() ? worker->queue : options.queue);
         return run_dlq_verb(rows, worker, options);
       }
+      case config::BrokerConfig::Transport::postgres:
+        std::cerr << "dlq: the PostgreSQL queue's dead rows are not browsable yet\n";
+        return kExitBadUsageOrConfig;
       case config::BrokerConfig::Transport::memory:
         break;
     }

@@ -14,7 +14,7 @@
 #include "observability/log.h"
 #include "outbox/outbox_queries.h"
 #include "outbox/outbox_schema.h"
-#include "outbox/pg_connection.h"
+#include "postgres/pg_connection.h"
 #include "queue/sqlite_connection.h"
 #include "queue/sqlite_outbox_queries.h"
 #include "queue/sqlite_schema.h"
@@ -26,11 +26,11 @@ bool in_sqlite(const config::OutboxConfig& outbox) {
   return outbox.store == config::OutboxConfig::Store::sqlite;
 }
 
-outbox::PgConnection connect_for(const std::string& what, const std::string& dsn) {
-  outbox::PgConnectOptions options;
+postgres::PgConnection connect_for(const std::string& what, const std::string& dsn) {
+  postgres::PgConnectOptions options;
   options.dsn = dsn;
   options.application_name = "warren outbox (" + what + ")";
-  return outbox::PgConnection(options);
+  return postgres::PgConnection(options);
 }
 
 int init(const config::Config& config, const std::vector<const config::OutboxConfig*>& outboxes,
@@ -147,7 +147,7 @@ int outbox_command(const ConfigOptions& options, const OutboxCommandOptions& com
   } catch (const queue::SqliteError& error) {
     std::cerr << "outbox: " << error.what() << "\n";
     return kExitRuntimeFailure;
-  } catch (const outbox::PgError& error) {
+  } catch (const postgres::PgError& error) {
     std::cerr << "outbox: " << error.what();
     if (error.undefined_table())
       std::cerr << "; create the tables with `warren outbox init -c " << options.file << "`";

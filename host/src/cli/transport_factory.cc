@@ -29,6 +29,8 @@ std::unique_ptr<transport::Transport> make_transport(const config::Config& confi
       return std::make_unique<queue::SqliteTransport>(options, config::routing_table(config),
                                                       &health, &metrics);
     }
+    case config::BrokerConfig::Transport::postgres:
+      throw transport::TransportError("the PostgreSQL table queue is not built yet");
   }
   throw transport::TransportError("unknown transport");
 }

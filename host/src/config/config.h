@@ -67,8 +67,19 @@ struct SqliteQueueConfig {
   Duration retention = std::chrono::hours(1);               // done rows are kept this long
 };
 
+// [broker.postgres]: the table queue in a PostgreSQL database, for several hosts on one database.
+struct PostgresQueueConfig {
+  std::string dsn;  // from dsn or dsn_file; never logged (it may hold a password)
+  // LISTEN wakes the hosts at once; polling is the fallback (notifications sent while a host was
+  // disconnected are lost).
+  Duration poll_interval = std::chrono::seconds(1);
+  Duration lease = std::chrono::minutes(5);    // a claimed row's lease
+  Duration retention = std::chrono::hours(1);  // done rows are kept this long
+  std::string schema = "public";               // where warren_queue and its functions live
+};
+
 struct BrokerConfig {
-  enum class Transport { rabbitmq, memory, sqlite };
+  enum class Transport { rabbitmq, memory, sqlite, postgres };
   Transport transport = Transport::rabbitmq;
   // Tried in turn for failover; from `uri` or `hosts`. amqp:// or amqps://.
   // The loader takes any password out of them (it is in `password`): they are safe to log.
@@ -91,6 +102,7 @@ struct BrokerConfig {
   Duration consumer_timeout = std::chrono::minutes(30);
   TlsConfig tls;
   SqliteQueueConfig sqlite;
+  PostgresQueueConfig postgres;
 };
 
 enum class ExchangeType { direct, fanout, topic, headers };

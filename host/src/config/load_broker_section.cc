@@ -1,5 +1,6 @@
 // Loading of [broker]: transport, URIs, credentials, timeouts and TLS files. The password is
 // resolved here, once: WARREN_BROKER_PASSWORD, else password_file, else the URI's own.
+#include <algorithm>
 #include <chrono>
 #include <string_view>
 #include <variant>
@@ -167,6 +168,66 @@ void read_sqlite(TableReader& table, const LoadContext& context, SqliteQueueConf
   table.read_duration("retention", sqlite.retention);
 }
 
+// A schema name goes into SQL (SET search_path, CREATE SCHEMA) without quoting: keep it plain.
+bool is_plain_identifier(const std::string& name) {
+  if (name.empty() || name.size() > 63 || (name[0] >= '0' && name[0] <= '9'))
+    return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+// [broker.postgres]: dsn or dsn_file (never both; the file is read like a password file), and
+// the same lease, retention and poll settings as SQLite's.
+void read_postgres(TableReader& table, const LoadContext& context, PostgresQueueConfig& postgres) {
+  const bool has_dsn = table.find("dsn") != nullptr;
+  const bool has_dsn_file = table.find("dsn_file") != nullptr;
+  if (has_dsn && has_dsn_file) {
+    table.report("dsn_file", "set either dsn or dsn_file, not both");
+  } else if (!has_dsn && !has_dsn_file) {
+    table.require("dsn", "set dsn or dsn_file (a file holding the PostgreSQL connection string)");
+  }
+  table.read_non_empty_string("dsn", postgres.dsn);
+  std::filesystem::path dsn_file;
+  if (table.read_path("dsn_file", dsn_file) && !has_dsn)
+    read_secret_file(table, "dsn_file", context.resolve(dsn_file), postgres.dsn);
+  table.read_duration("poll_interval", postgres.poll_interval, Duration(1));
+  if (table.read_duration("lease", postgres.lease, Duration(1)) &&
+      postgres.lease < std::chrono::seconds(1)) {
+    table.report("lease", "must be at least 1s (the heartbeat extends it every lease / 3), got " +
+                              in_quotes(format_duration(postgres.lease)));
+  }
+  table.read_duration("retention", postgres.retention);
+  if (table.read_non_empty_string("schema", postgres.schema) &&
+      !is_plain_identifier(postgres.schema)) {
+    table.report("schema",
+                 "must be a plain SQL identifier (lower-case letters, digits and _, "
+                 "not starting with a digit), got " +
+                     in_quotes(postgres.schema));
+  }
+}
+
+// The section a table queue reads its settings from; the other one is refused.
+void read_table_queue(TableReader& table, const LoadContext& context, BrokerConfig& broker) {
+  const bool sqlite = broker.transport == BrokerConfig::Transport::sqlite;
+  const char* mine = sqlite ? "sqlite" : "postgres";
+  const char* other = sqlite ? "postgres" : "sqlite";
+  const bool read =
+      sqlite ? read_sub_table(table, mine,
+                              [&](TableReader& sub) { read_sqlite(sub, context, broker.sqlite); })
+             : read_sub_table(table, mine, [&](TableReader& sub) {
+                 read_postgres(sub, context, broker.postgres);
+               });
+  if (!read && table.find(mine) == nullptr) {
+    table.report(mine, sqlite ? "missing [broker.sqlite] section: transport = \"sqlite\" needs at "
+                                "least path = \"/var/lib/warren/queue.db\""
+                              : "missing [broker.postgres] section: transport = \"postgres\" "
+                                "needs at least dsn = \"postgresql://warren@db/app\"");
+  }
+  if (table.find(other) != nullptr)
+    table.report(other, std::string("is used only with transport = \"") + other + "\"");
+}
+
 }  // namespace
 
 void load_broker_section(TableReader& root, const LoadContext& context, Config& config) {
@@ -177,27 +238,23 @@ void load_broker_section(TableReader& root, const LoadContext& context, Config& 
         table.read_enum<BrokerConfig::Transport>("transport", broker.transport,
                                                  {{"rabbitmq", BrokerConfig::Transport::rabbitmq},
                                                   {"memory", BrokerConfig::Transport::memory},
-                                                  {"sqlite", BrokerConfig::Transport::sqlite}});
-    const bool sqlite = transport_valid && broker.transport == BrokerConfig::Transport::sqlite;
-    if (sqlite) {
+                                                  {"sqlite", BrokerConfig::Transport::sqlite},
+                                                  {"postgres", BrokerConfig::Transport::postgres}});
+    if (transport_valid && is_table_queue(broker)) {
       refuse_rabbitmq_only_keys(table,
                                 {"uri", "hosts", "vhost", "user", "password_file", "heartbeat",
                                  "connect_timeout", "reconnect_initial", "reconnect_max",
                                  "consumer_timeout", "ca_file", "cert_file", "key_file"},
                                 broker);
-      if (!read_sub_table(table, "sqlite",
-                          [&](TableReader& sub) { read_sqlite(sub, context, broker.sqlite); }) &&
-          table.find("sqlite") == nullptr) {
-        table.report("sqlite",
-                     "missing [broker.sqlite] section: transport = \"sqlite\" needs at least "
-                     "path = \"/var/lib/warren/queue.db\"");
-      }
-      // How long a publish waits for the database's write lock (SQLite's busy timeout).
+      read_table_queue(table, context, broker);
+      // How long a publish waits for the database's write lock (SQLite's busy timeout), or for a
+      // PostgreSQL connection.
       table.read_duration("publish_timeout", broker.publish_timeout, Duration(1));
       return;
     }
-    if (table.find("sqlite") != nullptr) {
-      table.report("sqlite", "is used only with transport = \"sqlite\"");
+    for (const char* section : {"sqlite", "postgres"}) {
+      if (table.find(section) != nullptr)
+        table.report(section, std::string("is used only with transport = \"") + section + "\"");
     }
     UriPasswords found;
     read_uris(table, transport_valid && broker.transport == BrokerConfig::Transport::rabbitmq,

@@ -6,7 +6,8 @@
 namespace warren::config {
 
 bool is_table_queue(const BrokerConfig& broker) noexcept {
-  return broker.transport == BrokerConfig::Transport::sqlite;
+  return broker.transport == BrokerConfig::Transport::sqlite ||
+         broker.transport == BrokerConfig::Transport::postgres;
 }
 
 std::string_view transport_name(BrokerConfig::Transport transport) noexcept {
@@ -17,6 +18,8 @@ std::string_view transport_name(BrokerConfig::Transport transport) noexcept {
       return "memory";
     case BrokerConfig::Transport::sqlite:
       return "sqlite";
+    case BrokerConfig::Transport::postgres:
+      return "postgres";
   }
   return "unknown";
 }

@@ -3,7 +3,7 @@
 
 #include <cstdlib>
 
-#include "outbox/pg_array.h"
+#include "postgres/pg_array.h"
 
 namespace warren::outbox {
 
@@ -42,12 +42,13 @@ MarkFailedParams mark_failed_params(const std::vector<RowFailure>& failures) {
     retry_in_ms.push_back(std::to_string(failure.retry_in.count()));
     errors.push_back(failure.error);
   }
-  return {pg_array_literal(ids), pg_array_literal(attempts), pg_array_literal(dead),
-          pg_array_literal(retry_in_ms), pg_array_literal(errors)};
+  return {postgres::pg_array_literal(ids), postgres::pg_array_literal(attempts),
+          postgres::pg_array_literal(dead), postgres::pg_array_literal(retry_in_ms),
+          postgres::pg_array_literal(errors)};
 }
 
-OutboxStats query_outbox_stats(PgConnection& connection) {
-  const PgResult result = connection.exec(
+OutboxStats query_outbox_stats(postgres::PgConnection& connection) {
+  const postgres::PgResult result = connection.exec(
       "SELECT (SELECT count(*) FROM warren_outbox WHERE status = 'pending'), "
       "       (SELECT count(*) FROM warren_outbox WHERE status = 'dead'), "
       "       (SELECT extract(epoch FROM clock_timestamp() - min(created_at)) "
@@ -60,9 +61,10 @@ OutboxStats query_outbox_stats(PgConnection& connection) {
   return stats;
 }
 
-long prune_sent_rows(PgConnection& connection, std::chrono::milliseconds older_than, int limit) {
+long prune_sent_rows(postgres::PgConnection& connection, std::chrono::milliseconds older_than,
+                     int limit) {
   // SKIP LOCKED: relays of several hosts pruning at once take different rows, none waits.
-  const PgResult result = connection.exec_params(
+  const postgres::PgResult result = connection.exec_params(
       "DELETE FROM warren_outbox WHERE id = ANY(ARRAY("
       "  SELECT id FROM warren_outbox WHERE status = 'sent' "
       "  AND published_at < clock_timestamp() - $1::bigint * interval '1 millisecond' "
@@ -71,8 +73,8 @@ long prune_sent_rows(PgConnection& connection, std::chrono::milliseconds older_t
   return result.affected_rows();
 }
 
-long retry_dead_rows(PgConnection& connection) {
-  const PgResult result = connection.exec(
+long retry_dead_rows(postgres::PgConnection& connection) {
+  const postgres::PgResult result = connection.exec(
       "WITH revived AS ("
       "  UPDATE warren_outbox SET status = 'pending', attempts = 0, "
       "         next_attempt_at = clock_timestamp() "

@@ -7,7 +7,7 @@
 
 #include "outbox/batch_verdict.h"
 #include "outbox/outbox_store.h"
-#include "outbox/pg_connection.h"
+#include "postgres/pg_connection.h"
 
 namespace warren::outbox {
 
@@ -30,12 +30,13 @@ struct MarkFailedParams {
 MarkFailedParams mark_failed_params(const std::vector<RowFailure>& failures);
 
 // Pending and dead counts and the age of the oldest pending row.
-OutboxStats query_outbox_stats(PgConnection& connection);
+OutboxStats query_outbox_stats(postgres::PgConnection& connection);
 
 // Deletes up to `limit` sent rows published more than `older_than` ago; returns how many.
-long prune_sent_rows(PgConnection& connection, std::chrono::milliseconds older_than, int limit);
+long prune_sent_rows(postgres::PgConnection& connection, std::chrono::milliseconds older_than,
+                     int limit);
 
 // Sets every dead row back to pending (attempts 0, due now) and wakes the relays; returns how many.
-long retry_dead_rows(PgConnection& connection);
+long retry_dead_rows(postgres::PgConnection& connection);
 
 }  // namespace warren::outbox

@@ -11,7 +11,7 @@ std::string_view outbox_schema_sql() noexcept {
   return kOutboxSchemaSql;
 }
 
-void apply_outbox_schema(PgConnection& connection) {
+void apply_outbox_schema(postgres::PgConnection& connection) {
   // NOTICEs such as "relation already exists, skipping" are expected on a second run.
   connection.exec("SET client_min_messages = warning");
   connection.exec(std::string(outbox_schema_sql()));

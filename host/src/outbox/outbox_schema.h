@@ -4,14 +4,14 @@
 
 #include <string_view>
 
-#include "outbox/pg_connection.h"
+#include "postgres/pg_connection.h"
 
 namespace warren::outbox {
 
 // The text of sql/outbox.sql as built.
 std::string_view outbox_schema_sql() noexcept;
 
-// Applies it (idempotent, safe to run concurrently). Throws PgError.
-void apply_outbox_schema(PgConnection& connection);
+// Applies it (idempotent, safe to run concurrently). Throws postgres::PgError.
+void apply_outbox_schema(postgres::PgConnection& connection);
 
 }  // namespace warren::outbox

@@ -25,7 +25,7 @@ PgInboxStore::~PgInboxStore() {
   stop_pruning();
 }
 
-std::unique_ptr<PgConnection> PgInboxStore::acquire() {
+std::unique_ptr<postgres::PgConnection> PgInboxStore::acquire() {
   {
     std::lock_guard lock(pool_mutex_);
     if (!idle_.empty()) {
@@ -34,16 +34,16 @@ std::unique_ptr<PgConnection> PgInboxStore::acquire() {
       return connection;
     }
   }
-  PgConnectOptions connect;
+  postgres::PgConnectOptions connect;
   connect.dsn = options_.dsn;
   connect.application_name = "warren inbox " + options_.worker;
   connect.connect_timeout = std::chrono::seconds(5);
-  auto connection = std::make_unique<PgConnection>(connect);
+  auto connection = std::make_unique<postgres::PgConnection>(connect);
   connection->exec("SET statement_timeout = 10000");
   return connection;
 }
 
-void PgInboxStore::release(std::unique_ptr<PgConnection> connection) {
+void PgInboxStore::release(std::unique_ptr<postgres::PgConnection> connection) {
   if (!connection || !connection->ok())
     return;
   std::lock_guard lock(pool_mutex_);
@@ -53,11 +53,11 @@ void PgInboxStore::release(std::unique_ptr<PgConnection> connection) {
 namespace {
 
 // A missing table gets what to do about it; other errors go as they are.
-[[noreturn]] void rethrow_with_hint(const PgError& error) {
+[[noreturn]] void rethrow_with_hint(const postgres::PgError& error) {
   if (error.undefined_table()) {
-    throw PgError(std::string(error.what()) +
-                      "; create it with `warren outbox init -c FILE` (sql/outbox.sql)",
-                  error.sqlstate(), error.connection_lost());
+    throw postgres::PgError(std::string(error.what()) +
+                                "; create it with `warren outbox init -c FILE` (sql/outbox.sql)",
+                            error.sqlstate(), error.connection_lost());
   }
   throw error;
 }
@@ -71,7 +71,7 @@ auto PgInboxStore::with_connection(F&& body) {
     auto result = body(*connection);
     release(std::move(connection));
     return result;
-  } catch (const PgError& error) {
+  } catch (const postgres::PgError& error) {
     if (connection->ok() && !error.connection_lost())
       release(std::move(connection));
     rethrow_with_hint(error);
@@ -81,7 +81,7 @@ auto PgInboxStore::with_connection(F&& body) {
 // The open transaction holding the id's advisory lock, and its connection.
 class PgInboxStore::Claim final : public runtime::ProcessingClaim {
  public:
-  Claim(PgInboxStore& store, std::unique_ptr<PgConnection> db, std::string worker,
+  Claim(PgInboxStore& store, std::unique_ptr<postgres::PgConnection> db, std::string worker,
         std::string message_id)
       : store_(store),
         db_(std::move(db)),
@@ -101,7 +101,7 @@ class PgInboxStore::Claim final : public runtime::ProcessingClaim {
           "ON CONFLICT (worker, message_id) DO NOTHING",
           {worker_, message_id_});
       db->exec("COMMIT");
-    } catch (const PgError&) {
+    } catch (const postgres::PgError&) {
       store_.end_transaction(std::move(db), "ROLLBACK");
       throw;
     }
@@ -110,12 +110,12 @@ class PgInboxStore::Claim final : public runtime::ProcessingClaim {
 
  private:
   PgInboxStore& store_;
-  std::unique_ptr<PgConnection> db_;
+  std::unique_ptr<postgres::PgConnection> db_;
   const std::string worker_;
   const std::string message_id_;
 };
 
-void PgInboxStore::end_transaction(std::unique_ptr<PgConnection> db,
+void PgInboxStore::end_transaction(std::unique_ptr<postgres::PgConnection> db,
                                    const char* statement) noexcept {
   if (!db)
     return;
@@ -149,7 +149,7 @@ std::unique_ptr<runtime::ProcessingClaim> PgInboxStore::claim(
       return nullptr;  // a duplicate
     }
     return std::make_unique<Claim>(*this, std::move(db), options_.worker, message.message_id);
-  } catch (const PgError& error) {
+  } catch (const postgres::PgError& error) {
     if (db->ok() && !error.connection_lost())
       end_transaction(std::move(db), "ROLLBACK");
     rethrow_with_hint(error);
@@ -157,7 +157,7 @@ std::unique_ptr<runtime::ProcessingClaim> PgInboxStore::claim(
 }
 
 bool PgInboxStore::seen(const transport::InboundMessage& message) {
-  return with_connection([&](PgConnection& db) {
+  return with_connection([&](postgres::PgConnection& db) {
     return db.exec_params("SELECT 1 FROM warren_inbox WHERE worker = $1 AND message_id = $2",
                           {options_.worker, message.message_id})
                .rows() > 0;
@@ -165,7 +165,7 @@ bool PgInboxStore::seen(const transport::InboundMessage& message) {
 }
 
 void PgInboxStore::remember(const transport::InboundMessage& message) {
-  with_connection([&](PgConnection& db) {
+  with_connection([&](postgres::PgConnection& db) {
     db.exec_params(
         "INSERT INTO warren_inbox (worker, message_id) VALUES ($1, $2) "
         "ON CONFLICT (worker, message_id) DO NOTHING",
@@ -175,7 +175,7 @@ void PgInboxStore::remember(const transport::InboundMessage& message) {
 }
 
 long PgInboxStore::prune_once() {
-  return with_connection([&](PgConnection& db) {
+  return with_connection([&](postgres::PgConnection& db) {
     long total = 0;
     for (;;) {
       // In chunks, each its own short transaction: no long lock on a big table.
@@ -196,7 +196,7 @@ long PgInboxStore::prune_once() {
 }
 
 void PgInboxStore::verify() {
-  with_connection([&](PgConnection& db) {
+  with_connection([&](postgres::PgConnection& db) {
     db.exec("SELECT 1 FROM warren_inbox LIMIT 0");
     return 0;
   });

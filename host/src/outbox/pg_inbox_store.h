@@ -12,9 +12,9 @@
 // later than that is no longer recognised.
 //
 // Connections: a small pool (one per handler thread at most, opened when first needed; a claim
-// holds its connection until it ends). A failed claim or record throws PgError: the dispatcher
-// then handles the message anyway / acks anyway (at-least-once), and the broken connection is
-// dropped and reopened on the next call.
+// holds its connection until it ends). A failed claim or record throws postgres::PgError: the
+// dispatcher then handles the message anyway / acks anyway (at-least-once), and the broken
+// connection is dropped and reopened on the next call.
 //
 // This skips duplicates; it does not make an effect exactly-once (a host can die between the
 // effect and the commit). For that, write the warren_inbox row in the transaction of the effect
@@ -29,7 +29,7 @@
 #include <thread>
 #include <vector>
 
-#include "outbox/pg_connection.h"
+#include "postgres/pg_connection.h"
 #include "runtime/dispatcher.h"
 
 namespace warren::outbox {
@@ -61,21 +61,22 @@ class PgInboxStore final : public runtime::DuplicateFilter {
   void start_pruning();
   void stop_pruning();
 
-  // Connects and checks that warren_inbox exists; throws PgError saying what to do otherwise.
+  // Connects and checks that warren_inbox exists; throws postgres::PgError saying what to do
+  // otherwise.
   void verify();
 
  private:
-  std::unique_ptr<PgConnection> acquire();
-  void release(std::unique_ptr<PgConnection> connection);
+  std::unique_ptr<postgres::PgConnection> acquire();
+  void release(std::unique_ptr<postgres::PgConnection> connection);
   // Runs COMMIT or ROLLBACK and returns the connection to the pool; drops it if that fails.
-  void end_transaction(std::unique_ptr<PgConnection> db, const char* statement) noexcept;
+  void end_transaction(std::unique_ptr<postgres::PgConnection> db, const char* statement) noexcept;
   class Claim;
   template <typename F>
   auto with_connection(F&& body);
 
   const PgInboxStoreOptions options_;
   std::mutex pool_mutex_;
-  std::vector<std::unique_ptr<PgConnection>> idle_;
+  std::vector<std::unique_ptr<postgres::PgConnection>> idle_;
 
   std::mutex prune_mutex_;
   std::condition_variable prune_cv_;

@@ -7,8 +7,8 @@
 
 #include "observability/log.h"
 #include "outbox/outbox_queries.h"
-#include "outbox/pg_array.h"
 #include "outbox/poll_timeout.h"
+#include "postgres/pg_array.h"
 
 namespace warren::outbox {
 
@@ -18,14 +18,14 @@ PgOutboxStore::~PgOutboxStore() {
   abandon();
 }
 
-PgConnection& PgOutboxStore::connection() {
+postgres::PgConnection& PgOutboxStore::connection() {
   if (connection_ && connection_->ok())
     return *connection_;
   connection_.reset();
-  PgConnectOptions connect;
+  postgres::PgConnectOptions connect;
   connect.dsn = options_.dsn;
   connect.application_name = "warren outbox relay " + options_.outbox;
-  auto fresh = std::make_unique<PgConnection>(connect);
+  auto fresh = std::make_unique<postgres::PgConnection>(connect);
   // enable_bitmapscan off: before the table has statistics (new, or after a burst that autovacuum
   // has not analysed yet) the planner estimates a handful of pending rows and picks a bitmap scan
   // that reads and sorts EVERY pending row for each claim (measured: 11-18 ms per claim at 20,000
@@ -46,7 +46,7 @@ template <typename F>
 auto PgOutboxStore::guarded(F&& body) {
   try {
     return body();
-  } catch (const PgError& error) {
+  } catch (const postgres::PgError& error) {
     if (connection_ && (error.connection_lost() || !connection_->ok()))
       connection_.reset();
     throw;
@@ -55,9 +55,9 @@ auto PgOutboxStore::guarded(F&& body) {
 
 std::vector<OutboxRow> PgOutboxStore::claim(int limit) {
   return guarded([&] {
-    PgConnection& db = connection();
+    postgres::PgConnection& db = connection();
     db.exec("BEGIN ISOLATION LEVEL READ COMMITTED");
-    const PgResult result = db.exec_params(kClaimSql, {std::to_string(limit)}, true);
+    const postgres::PgResult result = db.exec_params(kClaimSql, {std::to_string(limit)}, true);
     std::vector<OutboxRow> rows;
     rows.reserve(static_cast<std::size_t>(result.rows()));
     for (int i = 0; i < result.rows(); ++i) {
@@ -79,13 +79,14 @@ std::vector<OutboxRow> PgOutboxStore::claim(int limit) {
 
 void PgOutboxStore::complete(const BatchVerdict& verdict) {
   guarded([&] {
-    PgConnection& db = connection();
+    postgres::PgConnection& db = connection();
     if (!db.in_transaction())
-      throw PgError("outbox '" + options_.outbox +
-                        "': the batch's transaction is gone (the server ended the session?)",
-                    "", true);
+      throw postgres::PgError(
+          "outbox '" + options_.outbox +
+              "': the batch's transaction is gone (the server ended the session?)",
+          "", true);
     if (!verdict.sent.empty())
-      db.exec_params(kMarkSentSql, {pg_array_literal(verdict.sent)});
+      db.exec_params(kMarkSentSql, {postgres::pg_array_literal(verdict.sent)});
     if (!verdict.failed.empty()) {
       const MarkFailedParams params = mark_failed_params(verdict.failed);
       db.exec_params(kMarkFailedSql,
@@ -93,9 +94,9 @@ void PgOutboxStore::complete(const BatchVerdict& verdict) {
     }
     // A COMMIT of a transaction the server already aborted answers ROLLBACK, not an error.
     if (db.exec("COMMIT").command_status() != "COMMIT")
-      throw PgError("outbox '" + options_.outbox +
-                        "': PostgreSQL rolled the batch back instead of committing it",
-                    "", false);
+      throw postgres::PgError("outbox '" + options_.outbox +
+                                  "': PostgreSQL rolled the batch back instead of committing it",
+                              "", false);
     return 0;
   });
 }
@@ -110,7 +111,7 @@ void PgOutboxStore::abandon() noexcept {
 
 void PgOutboxStore::wait_for_work(std::chrono::milliseconds timeout, int wake_fd) {
   guarded([&] {
-    PgConnection& db = connection();
+    postgres::PgConnection& db = connection();
     db.consume_input();
     if (!db.take_notifications().empty())
       notified_ = true;

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "outbox/outbox_store.h"
-#include "outbox/pg_connection.h"
+#include "postgres/pg_connection.h"
 
 namespace warren::outbox {
 
@@ -36,12 +36,12 @@ class PgOutboxStore final : public OutboxStore {
   long prune_sent(std::chrono::milliseconds older_than, int limit) override;
 
  private:
-  PgConnection& connection();  // connects when needed; throws PgError
+  postgres::PgConnection& connection();  // connects when needed; throws postgres::PgError
   template <typename F>
   auto guarded(F&& body);  // drops a broken connection before rethrowing
 
   const PgOutboxStoreOptions options_;
-  std::unique_ptr<PgConnection> connection_;
+  std::unique_ptr<postgres::PgConnection> connection_;
   bool notified_ = false;  // a NOTIFY arrived that no wait has consumed yet
 };
 

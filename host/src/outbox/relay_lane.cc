@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "observability/log.h"
-#include "outbox/pg_connection.h"
+#include "postgres/pg_connection.h"
 
 namespace warren::outbox {
 namespace {
@@ -89,7 +89,7 @@ RelayLane::Step RelayLane::step() {
     if (!verdict.not_attempted.empty())
       return Step::publisher_not_ready;
     return static_cast<int>(rows.size()) >= options_.batch ? Step::batch_full : Step::batch_partial;
-  } catch (const PgError& error) {
+  } catch (const postgres::PgError& error) {
     store_.abandon();
     last_error_ = error.what();
     if (error.undefined_table())

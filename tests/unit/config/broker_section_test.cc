@@ -53,12 +53,13 @@ transport = "memory"
 }
 
 TEST(BrokerSection, UnknownTransport_IsRefusedListingTheTransports) {
-  EXPECT_THAT(problems_of(R"(
+  EXPECT_THAT(
+      problems_of(R"(
 [broker]
 transport = "kafka"
 )"),
-              ElementsAre(Problem(3, 13, "broker.transport",
-                                  "must be one of rabbitmq, memory, sqlite; got \"kafka\"")));
+      ElementsAre(Problem(3, 13, "broker.transport",
+                          "must be one of rabbitmq, memory, sqlite, postgres; got \"kafka\"")));
 }
 
 TEST(BrokerSection, BothUriAndHosts_IsRefused) {

@@ -88,6 +88,13 @@ store = "sqlite"
 )",
     R"(
 [broker]
+transport = "postgres"
+[broker.postgres]
+dsn = "x"
+dsn_file = "/tmp/dsn"
+)",
+    R"(
+[broker]
 transport = "memory"
 [[exchanges]]
 name = "e"
@@ -151,9 +158,9 @@ TEST(ConfigurationReference, EveryListedKey_IsOneTheLoaderAccepts) {
 
 TEST(ConfigurationReference, TheProbesReachEveryTableOfTheLoader) {
   const AcceptedKeys accepted = accepted_keys();
-  for (const char* table : {"", "host", "log", "metrics", "broker", "broker.sqlite", "exchanges",
-                            "queues", "queues.bindings", "workers", "workers.retry",
-                            "workers.idempotency", "outbox", "outbox.backoff"}) {
+  for (const char* table : {"", "host", "log", "metrics", "broker", "broker.sqlite",
+                            "broker.postgres", "exchanges", "queues", "queues.bindings", "workers",
+                            "workers.retry", "workers.idempotency", "outbox", "outbox.backoff"}) {
     EXPECT_TRUE(accepted.contains(table)) << "no probe reaches [" << table << "]";
   }
 }

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "outbox/outbox_store.h"
-#include "outbox/pg_connection.h"
 #include "outbox/row_publisher.h"
+#include "postgres/pg_connection.h"
 
 namespace warren::outbox::testing {
 
@@ -32,7 +32,7 @@ class FakeOutboxStore final : public OutboxStore {
     std::lock_guard lock(mutex_);
     note("claim");
     if (fail_claims)
-      throw PgError("fake: server unreachable", "", true);
+      throw postgres::PgError("fake: server unreachable", "", true);
     std::vector<OutboxRow> rows;
     for (auto it = pending_.begin();
          it != pending_.end() && static_cast<int>(rows.size()) < limit;) {
@@ -47,7 +47,7 @@ class FakeOutboxStore final : public OutboxStore {
     std::lock_guard lock(mutex_);
     note("complete");
     if (fail_complete)
-      throw PgError("fake: connection lost during COMMIT", "", true);
+      throw postgres::PgError("fake: connection lost during COMMIT", "", true);
     verdicts.push_back(verdict);
     for (const auto& row : claimed_) {
       const bool recorded =

@@ -73,12 +73,12 @@ TEST(OutboxSchema, Enqueue_ByParameterName_KeepsTheGivenMessageId) {
 }
 
 // Whether `sql` fails as a CHECK constraint violation (SQLSTATE 23514) of `constraint`, and no
-// other way: a test that accepted any PgError would pass on a typo in its own statement.
-::testing::AssertionResult violates_check(PgConnection& db, const std::string& sql,
+// other way: a test that accepted any postgres::PgError would pass on a typo in its own statement.
+::testing::AssertionResult violates_check(postgres::PgConnection& db, const std::string& sql,
                                           const std::string& constraint) {
   try {
     db.exec(sql);
-  } catch (const PgError& error) {
+  } catch (const postgres::PgError& error) {
     const std::string message = error.what();
     if (error.sqlstate() == "23514" && message.find(constraint) != std::string::npos)
       return ::testing::AssertionSuccess();

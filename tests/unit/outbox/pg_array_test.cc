@@ -1,5 +1,5 @@
 // Array literals for batch parameters, and the parameters of the "mark failed" update.
-#include "outbox/pg_array.h"
+#include "postgres/pg_array.h"
 
 #include <gtest/gtest.h>
 
@@ -9,19 +9,20 @@ namespace warren::outbox {
 namespace {
 
 TEST(PgArrayLiteral, Empty_IsEmptyBraces) {
-  EXPECT_EQ(pg_array_literal({}), "{}");
+  EXPECT_EQ(postgres::pg_array_literal({}), "{}");
 }
 
 TEST(PgArrayLiteral, Elements_AreQuotedAndCommaSeparated) {
-  EXPECT_EQ(pg_array_literal({"a", "b c", ""}), R"({"a","b c",""})");
+  EXPECT_EQ(postgres::pg_array_literal({"a", "b c", ""}), R"({"a","b c",""})");
 }
 
 TEST(PgArrayLiteral, QuotesAndBackslashes_AreEscaped) {
-  EXPECT_EQ(pg_array_literal({R"(say "hi")", R"(C:\path)"}), R"({"say \"hi\"","C:\\path"})");
+  EXPECT_EQ(postgres::pg_array_literal({R"(say "hi")", R"(C:\path)"}),
+            R"({"say \"hi\"","C:\\path"})");
 }
 
 TEST(PgArrayLiteral, BracesCommasAndTheWordNull_StayText) {
-  EXPECT_EQ(pg_array_literal({"{x,y}", "NULL"}), R"({"{x,y}","NULL"})");
+  EXPECT_EQ(postgres::pg_array_literal({"{x,y}", "NULL"}), R"({"{x,y}","NULL"})");
 }
 
 TEST(MarkFailedParams, Failures_BecomeParallelArrays) {

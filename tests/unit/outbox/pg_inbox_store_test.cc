@@ -96,11 +96,11 @@ TEST_F(PgInboxStoreTest, MissingTable_SaysToRunOutboxInit) {
   PgInboxStore store(options("emails"));
   try {
     store.verify();
-    FAIL() << "expected PgError";
-  } catch (const PgError& error) {
+    FAIL() << "expected postgres::PgError";
+  } catch (const postgres::PgError& error) {
     EXPECT_THAT(error.what(), ::testing::HasSubstr("warren outbox init"));
   }
-  EXPECT_THROW(store.seen(message("x")), PgError);
+  EXPECT_THROW(store.seen(message("x")), postgres::PgError);
 }
 
 }  // namespace

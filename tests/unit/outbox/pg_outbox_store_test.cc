@@ -190,7 +190,7 @@ TEST_F(PgOutboxStoreTest, RelayConnectionDies_ItsLocksGoAndAnotherRelayGetsTheRo
   other.abandon();
   BatchVerdict verdict;
   verdict.sent = {"00000000-0000-0000-0000-000000000000"};
-  EXPECT_THROW(store.complete(verdict), PgError);  // the dead relay cannot mark anything
+  EXPECT_THROW(store.complete(verdict), postgres::PgError);  // the dead relay cannot mark anything
 }
 
 // A poll interval no wake-up can be mistaken for, even on a busy machine: a wait that ends
@@ -293,8 +293,8 @@ TEST_F(PgOutboxStoreTest, MissingTable_IsReportedAsUndefinedTable) {
   auto store = make_store();
   try {
     store.claim(10);
-    FAIL() << "expected PgError";
-  } catch (const PgError& error) {
+    FAIL() << "expected postgres::PgError";
+  } catch (const postgres::PgError& error) {
     EXPECT_TRUE(error.undefined_table());
     EXPECT_THAT(error.what(), HasSubstr("warren_outbox"));
   }
@@ -307,8 +307,8 @@ TEST(PgOutboxStoreUnreachable, Claim_ThrowsNamingTheServerButNotThePassword) {
   PgOutboxStore store(options);
   try {
     store.claim(1);
-    FAIL() << "expected PgError";
-  } catch (const PgError& error) {
+    FAIL() << "expected postgres::PgError";
+  } catch (const postgres::PgError& error) {
     EXPECT_TRUE(error.connection_lost());
     EXPECT_THAT(error.what(), HasSubstr("127.0.0.1"));
     EXPECT_THAT(error.what(), HasSubstr("nowhere"));

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "outbox/outbox_schema.h"
-#include "outbox/pg_connection.h"
+#include "postgres/pg_connection.h"
 #include "required_services.h"
 
 namespace warren::outbox::testing {
@@ -26,17 +26,19 @@ class PgTestSchema {
     name_ = "unit_" + std::to_string(random()) + std::to_string(random());
     const std::string separator = std::string(base).find('?') == std::string::npos ? "?" : "&";
     dsn_ = std::string(base) + separator + "options=-csearch_path%3D" + name_;
-    PgConnection admin(PgConnectOptions{base, "outbox unit test", std::chrono::seconds(5)});
+    postgres::PgConnection admin(
+        postgres::PgConnectOptions{base, "outbox unit test", std::chrono::seconds(5)});
     admin.exec("CREATE SCHEMA " + name_);
-    PgConnection db(PgConnectOptions{dsn_, "outbox unit test", std::chrono::seconds(5)});
+    postgres::PgConnection db(
+        postgres::PgConnectOptions{dsn_, "outbox unit test", std::chrono::seconds(5)});
     apply_outbox_schema(db);
   }
   ~PgTestSchema() {
     if (name_.empty())
       return;
     try {
-      PgConnection admin(PgConnectOptions{std::getenv("WARREN_TEST_PG_DSN"), "outbox unit test",
-                                          std::chrono::seconds(5)});
+      postgres::PgConnection admin(postgres::PgConnectOptions{
+          std::getenv("WARREN_TEST_PG_DSN"), "outbox unit test", std::chrono::seconds(5)});
       admin.exec("DROP SCHEMA " + name_ + " CASCADE");
     } catch (const std::exception&) {
       // The server went away: nothing to clean.
@@ -48,8 +50,9 @@ class PgTestSchema {
   bool available() const { return !name_.empty(); }
   const std::string& dsn() const { return dsn_; }
   const std::string& name() const { return name_; }
-  PgConnection connect() const {
-    return PgConnection(PgConnectOptions{dsn_, "outbox unit test", std::chrono::seconds(5)});
+  postgres::PgConnection connect() const {
+    return postgres::PgConnection(
+        postgres::PgConnectOptions{dsn_, "outbox unit test", std::chrono::seconds(5)});
   }
 
  private:

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace warren::outbox {
+namespace warren::postgres {
 
 // Every element double-quoted, with " and \ escaped: safe for any text, including empty strings,
 // commas, braces, spaces and the word NULL.
@@ -17,4 +17,4 @@ std::string pg_array_literal(const std::vector<std::string>& elements);
 // numbers or booleans from their own values).
 void append_pg_array_element(std::string& out, std::string_view element);
 
-}  // namespace warren::outbox
+}  // namespace warren::postgres

@@ -10,7 +10,7 @@
 
 #include <libpq-fe.h>
 
-namespace warren::outbox {
+namespace warren::postgres {
 
 // Every libpq function Warren calls. X(name) for each, so that the list is written once.
 // clang-format off
@@ -51,4 +51,4 @@ struct LibpqApi {
 // std::runtime_error saying what to install when libpq.so.5 or one of its functions is missing.
 const LibpqApi& libpq();
 
-}  // namespace warren::outbox
+}  // namespace warren::postgres

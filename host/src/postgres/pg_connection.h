@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "outbox/libpq_api.h"
+#include "postgres/libpq_api.h"
 
-namespace warren::outbox {
+namespace warren::postgres {
 
 // Anything that went wrong talking to PostgreSQL. `sqlstate` is empty when the connection itself
 // failed (no server answer); `connection_lost` tells the caller to reconnect.
@@ -108,4 +108,4 @@ class PgConnection {
 // libpq's reason, minus the parts of the string that reason would quote (they may be secret).
 std::string describe_dsn(const std::string& dsn);
 
-}  // namespace warren::outbox
+}  // namespace warren::postgres

@@ -1,7 +1,7 @@
 // See pg_array.h.
-#include "outbox/pg_array.h"
+#include "postgres/pg_array.h"
 
-namespace warren::outbox {
+namespace warren::postgres {
 
 void append_pg_array_element(std::string& out, std::string_view element) {
   out.push_back('"');
@@ -24,4 +24,4 @@ std::string pg_array_literal(const std::vector<std::string>& elements) {
   return out;
 }
 
-}  // namespace warren::outbox
+}  // namespace warren::postgres

@@ -1,5 +1,5 @@
 // See pg_connection.h.
-#include "outbox/pg_connection.h"
+#include "postgres/pg_connection.h"
 
 #include <arpa/inet.h>
 
@@ -8,7 +8,7 @@
 
 #include "observability/log.h"
 
-namespace warren::outbox {
+namespace warren::postgres {
 namespace {
 
 std::string first_line(const char* message) {
@@ -223,4 +223,4 @@ std::vector<std::string> PgConnection::take_notifications() {
   return channels;
 }
 
-}  // namespace warren::outbox
+}  // namespace warren::postgres

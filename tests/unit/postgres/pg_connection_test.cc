@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "outbox/pg_connection.h"
+#include "postgres/pg_connection.h"
 
-namespace warren::outbox {
+namespace warren::postgres {
 namespace {
 
 using ::testing::AllOf;
@@ -61,4 +61,4 @@ TEST(PgConnection, UnparsableDsn_IsRefusedWithoutThePasswordInTheError) {
 }
 
 }  // namespace
-}  // namespace warren::outbox
+}  // namespace warren::postgres

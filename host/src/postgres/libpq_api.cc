@@ -1,12 +1,12 @@
 // See libpq_api.h.
-#include "outbox/libpq_api.h"
+#include "postgres/libpq_api.h"
 
 #include <dlfcn.h>
 
 #include <stdexcept>
 #include <string>
 
-namespace warren::outbox {
+namespace warren::postgres {
 namespace {
 
 constexpr const char* kLibpqSoname = "libpq.so.5";
@@ -38,4 +38,4 @@ const LibpqApi& libpq() {
   return api;
 }
 
-}  // namespace warren::outbox
+}  // namespace warren::postgres
