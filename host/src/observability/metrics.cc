@@ -169,6 +169,12 @@ Metrics::Metrics(std::set<std::string, std::less<>> labelled_exchanges)
                                .Name("warren_queue_oldest_pending_seconds")
                                .Help("How long the oldest ready row of a table queue has waited")
                                .Register(r);
+  queue_xmin_age_ = &prometheus::BuildGauge()
+                         .Name("warren_queue_xmin_age_seconds")
+                         .Help(
+                             "Age of the oldest transaction holding back xmin on the PostgreSQL "
+                             "queue's database")
+                         .Register(r);
   broker_connected_ = &prometheus::BuildGauge()
                            .Name("warren_broker_connected")
                            .Help("1 while the consuming connection to the broker is up")
@@ -266,6 +272,10 @@ prometheus::Gauge& Metrics::queue_depth(const std::string& queue, const std::str
 
 prometheus::Gauge& Metrics::queue_oldest_pending_seconds(const std::string& queue) {
   return queue_oldest_pending_->Add({{"queue", queue}});
+}
+
+prometheus::Gauge& Metrics::queue_xmin_age_seconds() {
+  return queue_xmin_age_->Add({});
 }
 
 host_abi::PluginMetric* Metrics::plugin_metric(const std::string& worker, const std::string& plugin,

@@ -87,10 +87,13 @@ class Metrics {
   prometheus::Counter& outbox_relayed(const std::string& outbox);
   prometheus::Gauge& outbox_lag_seconds(const std::string& outbox);
 
-  // The table-queue transports (SQLite): rows by queue and status, and how long the oldest ready
-  // row of a queue has waited for a worker.
+  // The table-queue transports (SQLite, PostgreSQL): rows by queue and status, and how long the
+  // oldest ready row of a queue has waited for a worker.
   prometheus::Gauge& queue_depth(const std::string& queue, const std::string& status);
   prometheus::Gauge& queue_oldest_pending_seconds(const std::string& queue);
+  // PostgreSQL: the age of the oldest transaction holding back xmin on the queue's database (dead
+  // rows it keeps alive slow every claim down).
+  prometheus::Gauge& queue_xmin_age_seconds();
 
   // A plugin metric named warren_plugin_<name> (prefix added when missing) labelled with the
   // worker and plugin: the plugin's handle itself (abi.h's metric_record records through it).
@@ -141,6 +144,7 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>* outbox_lag_;
   prometheus::Family<prometheus::Gauge>* queue_depth_;
   prometheus::Family<prometheus::Gauge>* queue_oldest_pending_;
+  prometheus::Family<prometheus::Gauge>* queue_xmin_age_;
   prometheus::Gauge* broker_connected_;
   prometheus::Counter* broker_reconnects_;
   prometheus::Gauge* broker_blocked_;

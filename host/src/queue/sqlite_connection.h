@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "queue/queue_database_error.h"
+
 struct sqlite3;
 struct sqlite3_stmt;
 
@@ -19,12 +21,12 @@ namespace warren::queue {
 
 // Anything that went wrong talking to SQLite. `code` is SQLite's primary result code
 // (SQLITE_BUSY, SQLITE_FULL, SQLITE_CORRUPT, ...), 0 when the error is Warren's own.
-class SqliteError : public std::runtime_error {
+class SqliteError : public QueueDatabaseError {
  public:
-  SqliteError(const std::string& what, int code) : std::runtime_error(what), code_(code) {}
+  SqliteError(const std::string& what, int code) : QueueDatabaseError(what), code_(code) {}
   int code() const noexcept { return code_; }
   // The database was busy, full or could not be written for now: worth trying again later.
-  bool transient() const noexcept;
+  bool transient() const noexcept override;
 
  private:
   int code_;

@@ -9,9 +9,8 @@
 #include <chrono>
 #include <tuple>
 
-#include "observability/timestamp.h"
 #include "queue/headers_json.h"
-#include "transport/failure_headers.h"
+#include "queue/row_settlement.h"
 
 namespace warren::queue {
 namespace {
@@ -161,49 +160,35 @@ std::vector<ClaimedRow> SqliteQueueStore::claim(const std::string& queue, int li
   return rows;
 }
 
-bool SqliteQueueStore::settle(const RowLease& lease, const transport::InboundMessage& message,
-                              const transport::Settlement& settlement,
-                              std::optional<std::int64_t> max_attempts, std::int64_t now) {
-  using Kind = transport::Settlement::Kind;
-  switch (settlement.kind) {
-    case Kind::ack:
+bool SqliteQueueStore::settle(const ClaimedRow& row, const transport::Settlement& settlement,
+                              std::int64_t now) {
+  const RowLease& lease = row.lease;
+  const RowSettlement write = row_settlement_for(row, settlement);
+  switch (write.status) {
+    case RowSettlement::Status::done:
       return done_.bind(1, lease.id).bind(2, lease.token).bind(3, now).run() > 0;
-    case Kind::requeue:
+    case RowSettlement::Status::pending:
       return release(lease);
-    case Kind::retry_later: {
-      if (max_attempts && settlement.next_attempt > *max_attempts) {
-        transport::Settlement dead = settlement;
-        dead.kind = Kind::dead_letter;
-        dead.reason = settlement.reason + " (the row's max_attempts, " +
-                      std::to_string(*max_attempts) + ", is reached)";
-        return settle(lease, message, dead, std::nullopt, now);
-      }
-      transport::TextHeaders headers = message.headers;
-      transport::add_retry_headers(headers, message, settlement, observability::utc_now_rfc3339());
+    case RowSettlement::Status::retry:
       retry_.bind(1, lease.id)
           .bind(2, lease.token)
-          .bind(3, static_cast<std::int64_t>(settlement.next_attempt) - 1)
-          .bind(4, now + settlement.delay.count())
-          .bind(5, std::string_view(headers_to_json(headers)));
-      if (settlement.reason.empty()) {
-        retry_.bind_null(6);
+          .bind(3, write.attempts)
+          .bind(4, now + write.delay.count())
+          .bind(5, std::string_view(write.headers_json));
+      if (write.error) {
+        retry_.bind(6, std::string_view(*write.error));
       } else {
-        retry_.bind(6, std::string_view(settlement.reason));
+        retry_.bind_null(6);
       }
       return retry_.run() > 0;
-    }
-    case Kind::dead_letter: {
-      transport::TextHeaders headers = message.headers;
-      transport::add_dead_letter_headers(headers, message, settlement,
-                                         observability::utc_now_rfc3339());
+    case RowSettlement::Status::dead:
       return dead_.bind(1, lease.id)
                  .bind(2, lease.token)
-                 .bind(3, static_cast<std::int64_t>(settlement.attempt))
-                 .bind(4, std::string_view(headers_to_json(headers)))
-                 .bind(5, std::string_view(settlement.reason))
+                 .bind(3, write.attempts)
+                 .bind(4, std::string_view(write.headers_json))
+                 .bind(5, std::string_view(write.error.value_or("")))
                  .bind(6, now)
                  .run() > 0;
-    }
   }
   return false;
 }

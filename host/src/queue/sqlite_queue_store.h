@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "queue/claimed_row.h"
 #include "queue/sqlite_connection.h"
 #include "transport/message.h"
 #include "transport/settlement.h"
@@ -20,24 +21,6 @@ namespace warren::queue {
 
 // Milliseconds since the Unix epoch: how the queue tables store times.
 std::int64_t now_ms();
-
-// A row's identity while one owner holds it.
-struct RowLease {
-  std::int64_t id = 0;
-  std::int64_t token = 0;
-};
-
-struct ClaimedRow {
-  RowLease lease;
-  std::int64_t next_attempt_at = 0;
-  std::optional<std::int64_t> max_attempts;
-  transport::InboundMessage message;
-  std::string malformed;  // not empty: why the row cannot be delivered (it is dead-lettered)
-};
-
-// Leases that expire this many times (the host holding the row died, or hung, each time) make
-// the row dead: a message that kills every host that touches it must not loop forever.
-inline constexpr int kMaxLeaseExpiries = 3;
 
 class SqliteQueueStore {
  public:
@@ -56,9 +39,7 @@ class SqliteQueueStore {
 
   // Carries out the runtime's settlement of a claimed row. False when the lease is no longer
   // this owner's (rescued, and perhaps claimed again): nothing was changed.
-  bool settle(const RowLease& lease, const transport::InboundMessage& message,
-              const transport::Settlement& settlement, std::optional<std::int64_t> max_attempts,
-              std::int64_t now);
+  bool settle(const ClaimedRow& row, const transport::Settlement& settlement, std::int64_t now);
   // Acks many rows at once: the same as settle() with an ack for each, in a few statements
   // instead of one each (a third of the CPU of a settlement round at batch 32, bench/queue).
   // Returns, for each lease in order, whether it was still this owner's and is now done.

@@ -1,39 +1,13 @@
-// The broker-less transport: a durable queue in one SQLite file (the third seed article's system,
-// where the table the application writes in its own transaction *is* the queue).
-//
-// One engine thread per process owns the database work: in one BEGIN IMMEDIATE transaction it
-// applies the settlements the workers handed back since the last round and claims ready rows for
-// every subscription with room in its prefetch, then hands the claimed rows to the sinks. Rows
-// are claimed under a lease (owner, expiry, fencing token); a heartbeat extends the leases of the
-// rows still held, and expired leases (a host killed with kill -9) go back to pending. The
-// engine wakes on this process's own inserts, on settlements, when a retry falls due, and every
-// poll_interval to look at PRAGMA data_version for other processes' commits.
-//
-// Settlements, the SQLite way:
-//   ack          -> status 'done' (deleted after the retention)
-//   requeue      -> status 'pending' again, marked redelivered
-//   retry_later  -> status 'pending', next_attempt_at = now + delay, attempts = the failed one
-//   dead_letter  -> status 'dead' with last_error and the x-warren-* reason headers
+// The broker-less transport on one SQLite file: the table-queue engine
+// (table_queue_transport.h) over SqliteQueueDatabase. Several processes on one machine may share
+// the file; for several machines, the PostgreSQL queue (pg_transport.h).
 #pragma once
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <cstdint>
 #include <filesystem>
-#include <memory>
-#include <mutex>
-#include <optional>
 #include <string>
-#include <thread>
-#include <vector>
 
-#include "observability/health.h"
-#include "observability/metrics.h"
-#include "queue/sqlite_connection.h"
-#include "queue/sqlite_queue_store.h"
-#include "transport/routing.h"
-#include "transport/transport.h"
+#include "queue/table_queue_transport.h"
 
 namespace warren::queue {
 
@@ -49,103 +23,12 @@ struct SqliteQueueOptions {
   std::string owner;
 };
 
-// "HOST/PID" for this process.
-std::string lease_owner_for(const std::string& host_name);
-
-class SqliteTransport final : public transport::Transport {
+class SqliteTransport final : public TableQueueTransport {
  public:
   // Opens the database (creating the file and schema when missing). Throws TransportError naming
   // the file and why when it cannot be opened or written (corrupt, read-only, a newer schema).
-  SqliteTransport(SqliteQueueOptions options, transport::RoutingTable routing,
+  SqliteTransport(const SqliteQueueOptions& options, transport::RoutingTable routing,
                   observability::Health* health, observability::Metrics* metrics = nullptr);
-  ~SqliteTransport() override;
-
-  void start(const std::vector<transport::Subscription>& subscriptions) override;
-  void stop_consuming() override;
-  void close() override;
-  bool ready() const noexcept override;
-  // Routes by the bindings and inserts one row per queue reached, in one transaction.
-  void publish(const transport::OutboundMessage& message) override;
-
-  // Settlements dropped because the row's lease was no longer this process's (fencing).
-  std::uint64_t stale_settlements() const noexcept { return stale_settlements_.load(); }
-
- private:
-  class RowDelivery;
-  struct Subscriber;
-  // A claimed row, shared by its delivery, the engine's held_ and the settlement on its way back:
-  // one allocation, which the engine thread made and usually frees (the last owner is the
-  // settlement), so that the worker thread rarely frees into the engine's malloc arena.
-  struct ClaimedState {
-    static constexpr std::size_t kNotHeld = static_cast<std::size_t>(-1);
-    ClaimedRow row;
-    std::atomic<bool> stale{false};  // the lease was lost: the runtime must not handle it
-    // Its place in held_ (guarded by mutex_), so that settling it needs no lookup by id: two
-    // claims of one row (the first one's lease expired) are two entries, each settled alone.
-    mutable std::size_t held_slot = kNotHeld;
-  };
-  struct Settling {
-    std::shared_ptr<const ClaimedState> state;
-    std::size_t subscriber = 0;
-    transport::Settlement settlement;
-  };
-  struct Held {
-    std::size_t subscriber = 0;
-    std::shared_ptr<ClaimedState> state;
-  };
-  using Clock = std::chrono::steady_clock;
-
-  void settle(Settling settling);
-  void run();
-  // One transaction: the queued settlements, then claims. Returns false when the database
-  // refused (the settlements are kept for the next round).
-  bool round(std::vector<Settling>& settlements);
-  // Writes the settlements in the open transaction; for each, whether its lease was still ours.
-  std::vector<bool> write_settlements(const std::vector<Settling>& settlements, std::int64_t now);
-  void heartbeat();
-  void rescue();
-  void prune();
-  void poll_other_processes();
-  void checkpoint_when_idle();
-  void publish_census();
-  void checkpoint_after_failure();
-  void release_held();
-  // held_'s bookkeeping, under mutex_: no allocation per row once held_ has grown to prefetch.
-  void hold(std::size_t subscriber, std::shared_ptr<ClaimedState> state);
-  void unhold(const ClaimedState& state);
-  void note_write(bool ok, const std::string& what);
-
-  const SqliteQueueOptions options_;
-  const transport::RoutingTable routing_;
-  std::shared_ptr<observability::LoopHeartbeat> loop_heartbeat_;
-  observability::Metrics* metrics_;
-
-  // The database, shared by the engine and publishing threads.
-  mutable std::mutex db_mutex_;
-  std::unique_ptr<SqliteConnection> connection_;
-  std::unique_ptr<SqliteQueueStore> store_;
-  std::int64_t data_version_ = 0;
-
-  // Engine state, shared with workers settling and threads publishing.
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  std::vector<std::unique_ptr<Subscriber>> subscribers_;
-  std::vector<Settling> settlements_;
-  std::vector<Held> held_;  // claimed and not yet settled in the table, in no order
-  bool wake_requested_ = false;
-  std::optional<Clock::time_point> flush_at_;  // when the queued settlements must be written
-  std::atomic<bool> nudged_{false};  // wake_requested_ by a settlement, readable without the lock
-  bool in_round_ = false;  // the engine is between taking work and handing over claimed rows
-  std::atomic<bool> consuming_{false};
-  bool stopping_ = false;
-  std::atomic<bool> healthy_{true};
-  std::atomic<bool> started_{false};
-  std::atomic<std::uint64_t> stale_settlements_{0};
-  Clock::time_point last_activity_{};
-  bool checkpointed_ = true;
-  std::chrono::milliseconds retry_backoff_{0};
-
-  std::thread engine_;
 };
 
 }  // namespace warren::queue

@@ -58,7 +58,7 @@ class QueueFile : public ::testing::Test {
       settlement.attempt = 3;
       settlement.next_attempt = 4;
       settlement.delay = std::chrono::hours(1);
-      EXPECT_TRUE(store_->settle(row.lease, row.message, settlement, std::nullopt, now));
+      EXPECT_TRUE(store_->settle(row, settlement, now));
     }
     transaction.commit();
     return rows.size();

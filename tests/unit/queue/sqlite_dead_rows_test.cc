@@ -162,7 +162,7 @@ TEST_F(SqliteDeadRowsTest, Replay_RowNoLongerDeadOrDeadAgainSinceFetch_IsLeftAlo
         settlement.kind = transport::Settlement::Kind::dead_letter;
         settlement.reason = "second death";
       }
-      ASSERT_TRUE(store().settle(row.lease, row.message, settlement, std::nullopt, now));
+      ASSERT_TRUE(store().settle(row, settlement, now));
     }
     transaction.commit();
   }
