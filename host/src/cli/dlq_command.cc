@@ -10,6 +10,8 @@
 //             typed header of the letter kept (broker/rabbitmq_dead_letters.h).
 //   SQLite    the dead rows of the worker's queue (or --queue) in the [broker.sqlite] file; replay
 //             sets them back to pending in that queue (queue/sqlite_dead_rows.h).
+//   PostgreSQL  the same, in the warren_queue of the [broker.postgres] schema
+//             (queue/pg_dead_rows.h).
 //
 // Nothing is removed before it is safe: a letter leaves the dead ones only once it is back at
 // work (a confirmed republish, a committed update).
@@ -30,6 +32,9 @@
 #include "cli/queue_database.h"
 #include "observability/log.h"
 #include "observability/terminal_escape.h"
+#include "postgres/pg_connection.h"
+#include "queue/pg_dead_rows.h"
+#include "queue/pg_queue_schema.h"
 #include "queue/sqlite_dead_rows.h"
 #include "transport/dead_letters.h"
 #include "transport/transport.h"
@@ -369,13 +374,26 @@ int dlq_command(const ConfigOptions& config_options, const DlqOptions& options) 
                                    options.queue.empty() ? worker->queue : options.queue);
         return run_dlq_verb(rows, worker, options);
       }
-      case config::BrokerConfig::Transport::postgres:
-        std::cerr << "dlq: the PostgreSQL queue's dead rows are not browsable yet\n";
-        return kExitBadUsageOrConfig;
+      case config::BrokerConfig::Transport::postgres: {
+        if (options.original_route) {
+          std::cerr << "dlq replay --original-route: on the PostgreSQL queue a dead row goes back "
+                       "to its own queue only\n";
+          return kExitBadUsageOrConfig;
+        }
+        const auto database = open_pg_queue_database(*config, "warren dlq " + options.verb);
+        queue::PgDeadRows rows(*database, options.queue.empty() ? worker->queue : options.queue);
+        return run_dlq_verb(rows, worker, options);
+      }
       case config::BrokerConfig::Transport::memory:
         break;
     }
   } catch (const queue::SqliteError& error) {
+    std::cerr << "dlq: " << error.what() << "\n";
+    return kExitRuntimeFailure;
+  } catch (const queue::PgQueueSchemaError& error) {
+    std::cerr << "dlq: " << error.what() << "\n";
+    return kExitRuntimeFailure;
+  } catch (const postgres::PgError& error) {
     std::cerr << "dlq: " << error.what() << "\n";
     return kExitRuntimeFailure;
   } catch (const transport::TransportError& error) {
@@ -384,7 +402,7 @@ int dlq_command(const ConfigOptions& config_options, const DlqOptions& options) 
   }
   std::cerr << "dlq: " << config->file.string()
             << " uses the in-memory transport, whose dead letters live only inside the running "
-               "process; `warren dlq` works on RabbitMQ and on the SQLite queue\n";
+               "process; `warren dlq` works on RabbitMQ and on the SQLite and PostgreSQL queues\n";
   return kExitBadUsageOrConfig;
 }
 

@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
   auto* dlq = app.add_subcommand(
       "dlq",
       "Inspect, replay and purge a worker's dead letters (its dead-letter queue on RabbitMQ, the "
-      "dead rows of its queue on SQLite)");
+      "dead rows of its queue on the SQLite and PostgreSQL queues)");
   dlq->require_subcommand(1);
   ConfigOptions dlq_config;
   DlqOptions dlq_options;
@@ -82,7 +82,8 @@ int main(int argc, char** argv) {
       {"replay",
        "Republish dead letters into the worker's own queue with confirms (every property and "
        "header kept, the failure headers dropped, attempt reset); each is acked only after its "
-       "republish is confirmed. On SQLite: set the dead rows back to pending in the worker's "
+       "republish is confirmed. On the table queues (SQLite, PostgreSQL): set the dead rows back "
+       "to pending in the worker's "
        "queue (attempts 0, due now), one transaction each"},
       {"purge", "Delete the worker's dead letters (asks for --yes)"}};
   for (const auto& [name, description] : dlq_verbs) {
@@ -90,11 +91,12 @@ int main(int argc, char** argv) {
     add_config_options(*verb, dlq_config);
     verb->add_option("--worker", dlq_options.worker,
                      "The worker whose dead letters to use (--worker, --queue or both)");
-    verb->add_option("--queue", dlq_options.queue,
-                     "The dead-letter queue (default: the worker's dead_letter_queue, or the "
-                     "queue bound to its dead-letter exchange; on SQLite, the worker's queue). "
-                     "Without --worker: every letter in it, each replayed into the queue it was "
-                     "dead-lettered from");
+    verb->add_option(
+        "--queue", dlq_options.queue,
+        "The dead-letter queue (default: the worker's dead_letter_queue, or the "
+        "queue bound to its dead-letter exchange; on the table queues, the worker's queue). "
+        "Without --worker: every letter in it, each replayed into the queue it was "
+        "dead-lettered from");
     verb->add_option("--limit", dlq_options.limit, "At most this many messages");
     verb->add_option("--where", dlq_options.where,
                      "Only messages whose header HEADER equals VALUE (repeatable)");
@@ -136,20 +138,22 @@ int main(int argc, char** argv) {
     outbox_subcommands.push_back(sub);
   }
 
-  auto* queue =
-      app.add_subcommand("queue", "The table queue's database ([broker] transport = \"sqlite\")");
+  auto* queue = app.add_subcommand("queue",
+                                   "The table queue's database ([broker] transport = \"sqlite\" or "
+                                   "\"postgres\")");
   queue->require_subcommand(1);
   ConfigOptions queue_config;
   QueueCommandOptions queue_options;
   auto* queue_status = queue->add_subcommand(
       "status",
       "Rows by status (pending, running, done, dead) per queue, and how long the oldest ready "
-      "row has waited since it fell due");
+      "row has waited since it fell due; on PostgreSQL also the oldest transaction holding back "
+      "vacuum");
   add_config_options(*queue_status, queue_config);
   auto* queue_backup = queue->add_subcommand(
       "backup",
-      "Write an online, consistent copy of the database (VACUUM INTO) to PATH; prints where "
-      "and how big");
+      "Write an online, consistent copy of the SQLite database (VACUUM INTO) to PATH; prints "
+      "where and how big (PostgreSQL: use pg_dump)");
   add_config_options(*queue_backup, queue_config);
   queue_backup->add_option("--to", queue_options.to, "Where to write the copy (must not exist)")
       ->required();

@@ -1,5 +1,5 @@
-// `warren queue status|backup -c FILE`: the table-queue transports' own verbs (the SQLite queue;
-// on RabbitMQ the broker's tools do this).
+// `warren queue status|backup -c FILE`: the table-queue transports' own verbs (the SQLite and
+// PostgreSQL queues; on RabbitMQ the broker's tools do this).
 #pragma once
 
 #include <string>

@@ -9,6 +9,11 @@
 #include "broker/topology.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/queue_database.h"
+#include "config/routing_table.h"
+#include "postgres/pg_connection.h"
+#include "queue/pg_queue_routing.h"
+#include "queue/pg_queue_schema.h"
 #include "queue/sqlite_connection.h"
 #include "queue/sqlite_schema.h"
 
@@ -41,6 +46,52 @@ int apply_sqlite_schema(const config::Config& config, bool dry_run) {
   return kExitOk;
 }
 
+std::string routing_summary(const queue::PgRoutingCounts& counts) {
+  return std::to_string(counts.queues) + " queue(s), " + std::to_string(counts.exchanges) +
+         " exchange(s), " + std::to_string(counts.bindings) + " binding(s)";
+}
+
+// The PostgreSQL queue: its schema, and the config's routing in the routing tables, where
+// warren_publish() reads it (the hosts route their own publishes in-process, from the config).
+int apply_postgres_schema(const config::Config& config, bool dry_run) {
+  const auto& settings = config.broker.postgres;
+  const std::string where =
+      "schema '" + settings.schema + "' of " + postgres::describe_dsn(settings.dsn);
+  const transport::RoutingTable routing = config::routing_table(config);
+  queue::PgRoutingCounts counts;
+  counts.queues = routing.queues().size();
+  counts.exchanges = routing.exchanges().size();
+  for (const auto& [name, exchange] : routing.exchanges())
+    counts.bindings += exchange.bindings.size();
+  if (dry_run) {
+    std::cout << "would create, where missing, the PostgreSQL queue in " << where
+              << " (schema version " << queue::kPgQueueSchemaVersion
+              << ": warren_queue, warren_publish() and its routing tables)\n"
+              << "would store the routing for warren_publish(): " << routing_summary(counts)
+              << " (replacing what is there)\n";
+    return kExitOk;
+  }
+  try {
+    const auto connection = connect_pg_queue(config, "warren topology apply");
+    const int before = queue::pg_queue_schema_version(*connection, settings.schema);
+    queue::ensure_pg_queue_schema(*connection, settings.schema);
+    counts = queue::store_pg_routing(*connection, settings.schema, routing);
+    std::cout << "PostgreSQL queue in " << where << (before == 0 ? " created" : " already there")
+              << " (schema version " << queue::kPgQueueSchemaVersion << ")\n"
+              << "routing stored for warren_publish(): " << routing_summary(counts) << "; queues:";
+    for (const auto& queue : routing.queues())
+      std::cout << " " << queue;
+    std::cout << "\n";
+  } catch (const queue::PgQueueSchemaError& error) {
+    std::cerr << "topology apply: " << error.what() << "\n";
+    return kExitRuntimeFailure;
+  } catch (const postgres::PgError& error) {
+    std::cerr << "topology apply: " << error.what() << "\n";
+    return kExitRuntimeFailure;
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int topology_apply_command(const ConfigOptions& options, bool dry_run) {
@@ -49,6 +100,8 @@ int topology_apply_command(const ConfigOptions& options, bool dry_run) {
     return kExitBadUsageOrConfig;
   if (config->broker.transport == config::BrokerConfig::Transport::sqlite)
     return apply_sqlite_schema(*config, dry_run);
+  if (config->broker.transport == config::BrokerConfig::Transport::postgres)
+    return apply_postgres_schema(*config, dry_run);
   const broker::TopologyDeclarer declarer(*config);
   if (dry_run) {
     std::cout << "would declare:\n";

@@ -43,6 +43,20 @@ bool match_words(const std::vector<std::string_view>& pattern, std::size_t p,
 
 }  // namespace
 
+std::string_view exchange_type_name(ExchangeType type) noexcept {
+  switch (type) {
+    case ExchangeType::direct:
+      return "direct";
+    case ExchangeType::fanout:
+      return "fanout";
+    case ExchangeType::topic:
+      return "topic";
+    case ExchangeType::headers:
+      return "headers";
+  }
+  return "direct";
+}
+
 bool topic_matches(std::string_view pattern, std::string_view routing_key) {
   return match_words(split_words(pattern), 0, split_words(routing_key), 0);
 }

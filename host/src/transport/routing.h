@@ -24,6 +24,9 @@ struct Binding {
   TextHeaders arguments;
 };
 
+// "direct", "fanout", "topic", "headers": the names AMQP and the config give them.
+std::string_view exchange_type_name(ExchangeType type) noexcept;
+
 bool topic_matches(std::string_view pattern, std::string_view routing_key);
 
 // Whether a message with this routing key and these headers reaches a queue bound with
@@ -34,6 +37,11 @@ bool binding_matches(ExchangeType type, const Binding& binding, std::string_view
 // The exchanges, queues and bindings of one topology.
 class RoutingTable {
  public:
+  struct Exchange {
+    ExchangeType type = ExchangeType::direct;
+    std::vector<Binding> bindings;  // in the order they were added
+  };
+
   void add_queue(std::string name);
   void add_exchange(std::string name, ExchangeType type);
   // Binds a queue to a declared exchange (bindings to an unknown exchange are ignored: the
@@ -48,11 +56,14 @@ class RoutingTable {
                                                 std::string_view routing_key,
                                                 const TextHeaders& headers) const;
 
+  // Everything in the table, for a transport that routes elsewhere (the PostgreSQL queue stores
+  // it in its routing tables for warren_publish()).
+  const std::set<std::string, std::less<>>& queues() const noexcept { return queues_; }
+  const std::map<std::string, Exchange, std::less<>>& exchanges() const noexcept {
+    return exchanges_;
+  }
+
  private:
-  struct Exchange {
-    ExchangeType type = ExchangeType::direct;
-    std::vector<Binding> bindings;
-  };
   std::set<std::string, std::less<>> queues_;
   std::map<std::string, Exchange, std::less<>> exchanges_;
 };
