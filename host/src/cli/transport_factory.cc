@@ -3,6 +3,7 @@
 
 #include "broker/rabbitmq_transport.h"
 #include "config/routing_table.h"
+#include "queue/pg_transport.h"
 #include "queue/sqlite_transport.h"
 #include "runtime/in_memory_transport.h"
 
@@ -29,8 +30,19 @@ std::unique_ptr<transport::Transport> make_transport(const config::Config& confi
       return std::make_unique<queue::SqliteTransport>(options, config::routing_table(config),
                                                       &health, &metrics);
     }
-    case config::BrokerConfig::Transport::postgres:
-      throw transport::TransportError("the PostgreSQL table queue is not built yet");
+    case config::BrokerConfig::Transport::postgres: {
+      const config::PostgresQueueConfig& postgres = config.broker.postgres;
+      queue::PgQueueOptions options;
+      options.dsn = postgres.dsn;
+      options.schema = postgres.schema;
+      options.poll_interval = postgres.poll_interval;
+      options.lease = postgres.lease;
+      options.retention = postgres.retention;
+      options.connect_timeout = config.broker.publish_timeout;
+      options.owner = queue::lease_owner_for(config.host.name);
+      return std::make_unique<queue::PgTransport>(options, config::routing_table(config), &health,
+                                                  &metrics);
+    }
   }
   throw transport::TransportError("unknown transport");
 }

@@ -25,6 +25,7 @@ namespace warren::postgres {
   X(PQerrorMessage) \
   X(PQexec) \
   X(PQexecParams) \
+  X(PQexecPrepared) \
   X(PQfinish) \
   X(PQfreemem) \
   X(PQgetisnull) \
@@ -32,6 +33,7 @@ namespace warren::postgres {
   X(PQgetvalue) \
   X(PQnotifies) \
   X(PQntuples) \
+  X(PQprepare) \
   X(PQresultErrorField) \
   X(PQresultErrorMessage) \
   X(PQresultStatus) \

@@ -119,6 +119,16 @@ std::int32_t PgResult::binary_int32(int row, int column) const {
   return static_cast<std::int32_t>(ntohl(network));
 }
 
+std::int64_t PgResult::binary_int64(int row, int column) const {
+  const std::string_view bytes = value(row, column);
+  if (bytes.size() != 8)
+    throw std::logic_error("PgResult::binary_int64: column is not a binary int8");
+  std::uint64_t value = 0;
+  for (const char byte : bytes)
+    value = (value << 8) | static_cast<unsigned char>(byte);
+  return static_cast<std::int64_t>(value);
+}
+
 long PgResult::affected_rows() const {
   const char* count = libpq().PQcmdTuples(result_.get());
   return count == nullptr || *count == '\0' ? 0 : std::strtol(count, nullptr, 10);
@@ -191,6 +201,22 @@ PgResult PgConnection::exec_params(const std::string& sql,
   return check(libpq().PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr,
                                     values.data(), nullptr, nullptr, binary_results ? 1 : 0),
                sql);
+}
+
+void PgConnection::prepare(const std::string& name, const std::string& sql) {
+  check(libpq().PQprepare(conn_, name.c_str(), sql.c_str(), 0, nullptr), sql);
+}
+
+PgResult PgConnection::exec_prepared(const std::string& name,
+                                     const std::vector<std::optional<std::string>>& params,
+                                     bool binary_results) {
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const auto& param : params)
+    values.push_back(param ? param->c_str() : nullptr);
+  return check(libpq().PQexecPrepared(conn_, name.c_str(), static_cast<int>(values.size()),
+                                      values.data(), nullptr, nullptr, binary_results ? 1 : 0),
+               name);
 }
 
 bool PgConnection::in_transaction() const noexcept {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -47,8 +48,9 @@ class PgResult {
             static_cast<std::size_t>(libpq().PQgetlength(result_.get(), row, column))};
   }
   std::string text(int row, int column) const { return std::string(value(row, column)); }
-  // A binary-format int4 column.
+  // A binary-format int4 / int8 column.
   std::int32_t binary_int32(int row, int column) const;
+  std::int64_t binary_int64(int row, int column) const;
   // Rows an INSERT/UPDATE/DELETE touched.
   long affected_rows() const;
   // The command tag: "COMMIT", "ROLLBACK", "UPDATE 3"...
@@ -80,6 +82,13 @@ class PgConnection {
   PgResult exec_params(const std::string& sql,
                        const std::vector<std::optional<std::string>>& params,
                        bool binary_results = false);
+
+  // A named prepared statement on this connection (parsed and planned once), and its execution
+  // with text parameters. Names are the caller's; a reconnect needs them prepared again.
+  void prepare(const std::string& name, const std::string& sql);
+  PgResult exec_prepared(const std::string& name,
+                         const std::vector<std::optional<std::string>>& params,
+                         bool binary_results = false);
 
   bool ok() const noexcept { return libpq().PQstatus(conn_) == CONNECTION_OK; }
   // True while a transaction is open (or failed and not rolled back yet).

@@ -62,6 +62,8 @@ class TableQueueDatabase {
   virtual int rescue() = 0;
   // Deletes up to `limit` done rows finished longer than `retention` ago; returns how many.
   virtual int prune_done(std::chrono::milliseconds retention, int limit) = 0;
+  // How many done rows one prune transaction deletes.
+  virtual int prune_chunk() const noexcept { return 1000; }
   // How long until the next pending row of `queue` falls due (zero: due now; nullopt: none).
   virtual std::optional<std::chrono::milliseconds> next_due_in(const std::string& queue) = 0;
 

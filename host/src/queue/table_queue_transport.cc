@@ -17,9 +17,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Done rows are deleted in chunks of this many, one transaction each, so that a big backlog of
-// done rows never holds the write lock for long.
-constexpr int kPruneChunk = 1000;
 // The database's idle upkeep (SQLite: the WAL is truncated) once the queue has been idle this long.
 constexpr auto kUpkeepAfterIdle = 1s;
 // How often rows of dead owners and expired leases are looked for.
@@ -551,20 +548,23 @@ void TableQueueTransport::rescue() {
 }
 
 void TableQueueTransport::prune() {
+  // Done rows are deleted in chunks, one transaction each, so that a big backlog of done rows
+  // never holds a write lock for long.
+  const int chunk = database_->prune_chunk();
   for (;;) {
     int deleted = 0;
     {
       std::lock_guard db(db_mutex_);
       try {
         DatabaseTransaction transaction(*database_);
-        deleted = database_->prune_done(options_.retention, kPruneChunk);
+        deleted = database_->prune_done(options_.retention, chunk);
         transaction.commit();
       } catch (const QueueDatabaseError& e) {
         note_write(false, e.what());
         return;
       }
     }
-    if (deleted < kPruneChunk)
+    if (deleted < chunk)
       return;
   }
 }
