@@ -10,6 +10,7 @@
 #include "outbox/outbox_relay.h"
 #include "outbox/pg_inbox_store.h"
 #include "outbox/pg_outbox_store.h"
+#include "outbox/queue_row_publisher.h"
 #include "queue/sqlite_outbox_relay.h"
 
 namespace warren::outbox {
@@ -62,6 +63,42 @@ void OutboxServices::start_sqlite_relay(const config::OutboxConfig& outbox) {
   sqlite_relays_.push_back(std::move(relay));
 }
 
+OutboxRelayOptions OutboxServices::relay_options_for(const config::OutboxConfig& outbox) const {
+  OutboxRelayOptions relay_options;
+  relay_options.outbox = outbox.name;
+  relay_options.default_exchange = outbox.exchange;
+  relay_options.batch = outbox.batch;
+  relay_options.poll_interval = outbox.poll_interval;
+  relay_options.sent_retention = outbox.retention;
+  relay_options.schedule =
+      RetrySchedule(outbox.max_attempts, outbox.backoff_initial, outbox.backoff_max);
+  relay_options.loop_allowance =
+      config_.broker.publish_timeout + outbox.poll_interval + std::chrono::seconds(60);
+  return relay_options;
+}
+
+void OutboxServices::start_queue_relay(const config::OutboxConfig& outbox) {
+  // One lane: the publisher writes on that lane's connection, inside its batch's transaction.
+  PgOutboxStoreOptions store_options;
+  store_options.outbox = outbox.name;
+  store_options.dsn = outbox.dsn;
+  store_options.statement_timeout = std::chrono::seconds(30);
+  auto store = std::make_unique<PgOutboxStore>(std::move(store_options));
+  auto publisher = std::make_unique<QueueRowPublisher>(*store, config_.broker.postgres.schema);
+  std::vector<std::unique_ptr<OutboxStore>> lanes;
+  lanes.push_back(std::move(store));
+  auto relay = std::make_unique<OutboxRelay>(relay_options_for(outbox), std::move(lanes),
+                                             *publisher, &metrics_, &health_);
+  relay->start();
+  observability::log_info("outbox '" + outbox.name +
+                          "': moving warren_outbox rows into the PostgreSQL queue (schema '" +
+                          config_.broker.postgres.schema +
+                          "') in the transaction that marks them sent (batch " +
+                          std::to_string(outbox.batch) + ")");
+  publishers_.push_back(std::move(publisher));
+  relays_.push_back(std::move(relay));
+}
+
 void OutboxServices::start_relays() {
   if (config_.outboxes.empty())
     return;
@@ -70,10 +107,14 @@ void OutboxServices::start_relays() {
       start_sqlite_relay(outbox);
       continue;
     }
+    if (config_.broker.transport == config::BrokerConfig::Transport::postgres) {
+      start_queue_relay(outbox);
+      continue;
+    }
     if (config_.broker.transport != config::BrokerConfig::Transport::rabbitmq) {
       observability::log_error("outbox '" + outbox.name +
-                               "': a PostgreSQL outbox is relayed to RabbitMQ, and [broker] "
-                               "transport is not \"rabbitmq\": not started");
+                               "': a PostgreSQL outbox is relayed to RabbitMQ or into the "
+                               "PostgreSQL queue, and [broker] transport is neither: not started");
       continue;
     }
     broker::PublisherOptions publisher_options;
@@ -100,16 +141,7 @@ void OutboxServices::start_relays() {
       lanes.push_back(std::make_unique<PgOutboxStore>(std::move(store_options)));
     }
 
-    OutboxRelayOptions relay_options;
-    relay_options.outbox = outbox.name;
-    relay_options.default_exchange = outbox.exchange;
-    relay_options.batch = outbox.batch;
-    relay_options.poll_interval = outbox.poll_interval;
-    relay_options.sent_retention = outbox.retention;
-    relay_options.schedule =
-        RetrySchedule(outbox.max_attempts, outbox.backoff_initial, outbox.backoff_max);
-    relay_options.loop_allowance =
-        publish_timeout + outbox.poll_interval + std::chrono::seconds(60);
+    OutboxRelayOptions relay_options = relay_options_for(outbox);
     auto relay = std::make_unique<OutboxRelay>(std::move(relay_options), std::move(lanes),
                                                *publisher, &metrics_, &health_);
     relay->start();

@@ -9,6 +9,7 @@
 #include "config/config.h"
 #include "observability/health.h"
 #include "observability/metrics.h"
+#include "outbox/outbox_relay.h"
 #include "runtime/host.h"
 
 namespace warren::queue {
@@ -17,7 +18,6 @@ class SqliteOutboxRelay;
 
 namespace warren::outbox {
 
-class OutboxRelay;
 class PgInboxStore;
 class RowPublisher;
 
@@ -54,6 +54,10 @@ class OutboxServices {
   std::vector<std::unique_ptr<queue::SqliteOutboxRelay>> sqlite_relays_;
 
   void start_sqlite_relay(const config::OutboxConfig& outbox);
+  // A PostgreSQL outbox in the PostgreSQL queue's database: rows move into warren_queue in the
+  // transaction that marks them sent (queue_row_publisher.h).
+  void start_queue_relay(const config::OutboxConfig& outbox);
+  OutboxRelayOptions relay_options_for(const config::OutboxConfig& outbox) const;
 };
 
 }  // namespace warren::outbox

@@ -35,6 +35,10 @@ class PgOutboxStore final : public OutboxStore {
   OutboxStats stats() override;
   long prune_sent(std::chrono::milliseconds older_than, int limit) override;
 
+  // The connection whose transaction holds the batch claim() returned (queue_row_publisher.h
+  // writes into it). Only between claim() and complete() / abandon().
+  postgres::PgConnection& batch_connection() { return connection(); }
+
  private:
   postgres::PgConnection& connection();  // connects when needed; throws postgres::PgError
   template <typename F>
