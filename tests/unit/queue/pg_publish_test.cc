@@ -27,11 +27,13 @@ using ::testing::HasSubstr;
 using transport::ExchangeType;
 
 // Every exchange type, with the edge cases of each: a queue bound twice, x- arguments, empty
-// patterns and keys, a headers binding with no argument to compare.
-transport::RoutingTable routing() {
+// patterns and keys, a headers binding with no argument to compare. The queues' names start with
+// `p` (the test's schema): notifications carry them, and every schema's inserts notify the same
+// channel of the database.
+transport::RoutingTable routing(const std::string& p) {
   transport::RoutingTable table;
   for (const char* queue : {"a", "b", "c", "d", "work.x"})
-    table.add_queue(queue);
+    table.add_queue(p + queue);
   table.add_exchange("topic", ExchangeType::topic);
   table.add_exchange("direct", ExchangeType::direct);
   table.add_exchange("fanout", ExchangeType::fanout);
@@ -45,18 +47,20 @@ transport::RoutingTable routing() {
                                                         {"a", "#.urgent"},
                                                         {"b", ""},
                                                         {"work.x", "a.#.b"}})
-    table.add_binding("topic", {queue, pattern, {}});
-  table.add_binding("direct", {"b", "k", {}});
-  table.add_binding("direct", {"a", "k", {}});
-  table.add_binding("direct", {"c", "other", {}});
-  table.add_binding("direct", {"b", "k", {}});
-  table.add_binding("fanout", {"c", "ignored", {}});
-  table.add_binding("fanout", {"b", "", {}});
-  table.add_binding("hdr", {"a", "", {{"x-match", "all"}, {"type", "order"}, {"region", "eu"}}});
-  table.add_binding("hdr", {"b", "", {{"x-match", "any"}, {"type", "order"}, {"region", "eu"}}});
-  table.add_binding("hdr", {"c", "", {}});                    // all of nothing: everything
-  table.add_binding("hdr", {"d", "", {{"x-match", "any"}}});  // any of nothing: nothing
-  table.add_binding("hdr", {"work.x", "", {{"x-extra", "1"}, {"type", "invoice"}}});
+    table.add_binding("topic", {p + queue, pattern, {}});
+  table.add_binding("direct", {p + "b", "k", {}});
+  table.add_binding("direct", {p + "a", "k", {}});
+  table.add_binding("direct", {p + "c", "other", {}});
+  table.add_binding("direct", {p + "b", "k", {}});
+  table.add_binding("fanout", {p + "c", "ignored", {}});
+  table.add_binding("fanout", {p + "b", "", {}});
+  table.add_binding("hdr",
+                    {p + "a", "", {{"x-match", "all"}, {"type", "order"}, {"region", "eu"}}});
+  table.add_binding("hdr",
+                    {p + "b", "", {{"x-match", "any"}, {"type", "order"}, {"region", "eu"}}});
+  table.add_binding("hdr", {p + "c", "", {}});                    // all of nothing: everything
+  table.add_binding("hdr", {p + "d", "", {{"x-match", "any"}}});  // any of nothing: nothing
+  table.add_binding("hdr", {p + "work.x", "", {{"x-extra", "1"}, {"type", "invoice"}}});
   return table;
 }
 
@@ -66,9 +70,9 @@ struct Case {
   transport::TextHeaders headers;
 };
 
-std::vector<Case> cases() {
+std::vector<Case> cases(const std::string& p) {
   std::vector<Case> all;
-  for (const char* key : {"a", "work.x", "nope", ""})
+  for (const std::string& key : {p + "a", p + "work.x", std::string("nope"), std::string()})
     all.push_back({"", key, {}});
   for (const char* key : {"order.created", "order", "order.created.urgent", "", "x.created",
                           "urgent", "a.b", "a.x.y.b", "order..", ".", "a.b.c", "order.a.b"})
@@ -95,8 +99,11 @@ class PgPublishTest : public PgQueue {
   void SetUp() override {
     PgQueue::SetUp();
     if (available())
-      store_pg_routing(db(), schema(), routing());
+      store_pg_routing(db(), schema(), routing(q("")));
   }
+
+  // The name of this test's queue `name`.
+  std::string q(const std::string& name) const { return schema() + "." + name; }
 
   // warren_publish's answer: how many queues it reached.
   int publish(const Case& c, const std::optional<std::string>& message_id,
@@ -147,9 +154,9 @@ TEST_F(PgPublishTest, TopicPatterns_MatchAsTheHostMatchesThem) {
 
 TEST_F(PgPublishTest, EveryCase_ReachesTheQueuesRoutingTableRouteReaches) {
   PG_QUEUE_OR_SKIP();
-  const auto table = routing();
+  const auto table = routing(q(""));
   int n = 0;
-  for (const auto& c : cases()) {
+  for (const auto& c : cases(q(""))) {
     const std::string id = "case-" + std::to_string(n++);
     const auto expected = table.route(c.exchange, c.routing_key, c.headers);
     ASSERT_TRUE(expected) << c.exchange;
@@ -163,7 +170,7 @@ TEST_F(PgPublishTest, EveryCase_ReachesTheQueuesRoutingTableRouteReaches) {
 
 TEST_F(PgPublishTest, UnknownExchange_RaisesNamingItAndInsertsNothing) {
   PG_QUEUE_OR_SKIP();
-  ASSERT_FALSE(routing().route("nope", "k", {}));
+  ASSERT_FALSE(routing(q("")).route("nope", "k", {}));
   try {
     publish({"nope", "k", {}}, "m");
     FAIL() << "an unknown exchange was accepted";
@@ -178,16 +185,16 @@ TEST_F(PgPublishTest, DuplicateMessageId_IsIgnoredInEveryQueue) {
   PG_QUEUE_OR_SKIP();
   EXPECT_EQ(publish({"direct", "k", {}}, "dup"), 2);
   EXPECT_EQ(publish({"direct", "k", {}}, "dup"), 2);  // reached, and nothing new inserted
-  EXPECT_EQ(publish({"", "a", {}}, "dup"), 1);
-  EXPECT_THAT(queues_of("dup"), ElementsAre("b", "a"));
+  EXPECT_EQ(publish({"", q("a"), {}}, "dup"), 1);
+  EXPECT_THAT(queues_of("dup"), ElementsAre(q("b"), q("a")));
 
   // A plain INSERT: ignored with ON CONFLICT DO NOTHING, an error without it.
-  EXPECT_EQ(db().exec("INSERT INTO warren_queue (queue, message_id) VALUES ('a', 'dup') "
-                      "ON CONFLICT (queue, message_id) DO NOTHING")
+  const std::string insert = "INSERT INTO warren_queue (queue, message_id) VALUES ($1, 'dup')";
+  EXPECT_EQ(db().exec_params(insert + " ON CONFLICT (queue, message_id) DO NOTHING", {q("a")})
                 .affected_rows(),
             0);
   try {
-    db().exec("INSERT INTO warren_queue (queue, message_id) VALUES ('a', 'dup')");
+    db().exec_params(insert, {q("a")});
     FAIL() << "a duplicate was inserted";
   } catch (const postgres::PgError& error) {
     EXPECT_EQ(error.sqlstate(), "23505");
@@ -205,7 +212,7 @@ TEST_F(PgPublishTest, NoMessageId_EveryCopyGetsTheSameFreshOne) {
   ASSERT_EQ(ids.rows(), 2);
   for (int row = 0; row < 2; ++row) {
     EXPECT_THAT(ids.text(row, 0), ::testing::MatchesRegex("[0-9a-f]{32}"));
-    EXPECT_EQ(ids.text(row, 2), "c,b");
+    EXPECT_EQ(ids.text(row, 2), q("c") + "," + q("b"));
   }
 }
 
@@ -218,7 +225,7 @@ TEST_F(PgPublishTest, StoredColumns_AreThePublishedMessage) {
       "SELECT queue, exchange, routing_key, content_type, headers::text, encode(body, 'hex'), "
       "status, attempts FROM warren_queue WHERE message_id = 'm-1'");
   ASSERT_EQ(row.rows(), 1);
-  EXPECT_EQ(row.text(0, 0), "c");
+  EXPECT_EQ(row.text(0, 0), q("c"));
   EXPECT_EQ(row.text(0, 1), "direct");
   EXPECT_EQ(row.text(0, 2), "other");
   EXPECT_EQ(row.text(0, 3), "application/json");
@@ -235,29 +242,39 @@ TEST_F(PgPublishTest, CalledWithAnotherSearchPath_RoutesIntoItsOwnSchema) {
   EXPECT_EQ(count("message_id = 'elsewhere'"), 4);
 }
 
-// The notifications on channel warren_queue that `listener` receives before a sentinel sent
-// after them by `writer`: notifications arrive in commit order, so once the sentinel is here,
-// every notification of the commits before it is too (no sleep, no guessing).
-std::vector<std::string> notifications_before_sentinel(postgres::PgConnection& listener,
-                                                       postgres::PgConnection& writer) {
-  writer.exec("NOTIFY warren_test_sentinel");
-  std::vector<std::string> seen;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (std::chrono::steady_clock::now() < deadline) {
-    pollfd readable{listener.socket(), POLLIN, 0};
-    ::poll(&readable, 1, 100);
-    listener.consume_input();
-    for (auto& channel : listener.take_notifications()) {
-      if (channel == "warren_test_sentinel")
-        return seen;
-      seen.push_back(std::move(channel));
+// The payloads (queue names) of the notifications on channel warren_queue for this test's
+// queues that `listener` receives before a sentinel sent after them by `writer`: notifications
+// arrive in commit order, so once the sentinel is here, every notification of the commits before
+// it is too (no sleep, no guessing). Other tests' inserts notify the same channel of the database:
+// their queues and sentinels are told apart by name.
+class PgNotifyTest : public PgPublishTest {
+ protected:
+  std::vector<std::string> notified_before_sentinel(postgres::PgConnection& listener,
+                                                    postgres::PgConnection& writer) {
+    const std::string sentinel = q("sentinel-" + std::to_string(++sentinels_));
+    writer.exec_params("SELECT pg_notify('warren_test_sentinel', $1)", {sentinel});
+    std::vector<std::string> seen;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < deadline) {
+      pollfd readable{listener.socket(), POLLIN, 0};
+      ::poll(&readable, 1, 100);
+      listener.consume_input();
+      for (auto& notification : listener.take_notifications_with_payloads()) {
+        if (notification.channel == "warren_test_sentinel" && notification.payload == sentinel)
+          return seen;
+        if (notification.channel == "warren_queue" && notification.payload.starts_with(q("")))
+          seen.push_back(std::move(notification.payload));
+      }
     }
+    ADD_FAILURE() << "the sentinel notification never arrived";
+    return seen;
   }
-  ADD_FAILURE() << "the sentinel notification never arrived";
-  return seen;
-}
 
-TEST_F(PgPublishTest, Inserts_NotifyOncePerQueueAtCommitAndNotBefore) {
+ private:
+  int sentinels_ = 0;
+};
+
+TEST_F(PgNotifyTest, Inserts_NotifyOncePerQueueAtCommitAndNotBefore) {
   PG_QUEUE_OR_SKIP();
   auto listener = connect();
   listener.exec("LISTEN warren_queue");
@@ -266,26 +283,27 @@ TEST_F(PgPublishTest, Inserts_NotifyOncePerQueueAtCommitAndNotBefore) {
   writer.exec("SET search_path TO " + schema());
 
   writer.exec("BEGIN");
-  writer.exec("INSERT INTO warren_queue (queue) SELECT 'a' FROM generate_series(1, 500)");
-  writer.exec("INSERT INTO warren_queue (queue) VALUES ('b'), ('b'), ('a')");
+  writer.exec_params("INSERT INTO warren_queue (queue) SELECT $1 FROM generate_series(1, 500)",
+                     {q("a")});
+  writer.exec_params("INSERT INTO warren_queue (queue) VALUES ($1), ($1), ($2)", {q("b"), q("a")});
   auto other = connect();
-  EXPECT_THAT(notifications_before_sentinel(listener, other), ElementsAre())
+  EXPECT_THAT(notified_before_sentinel(listener, other), ElementsAre())
       << "notified before the commit";
   writer.exec("COMMIT");
-  EXPECT_THAT(notifications_before_sentinel(listener, writer),
-              ElementsAre("warren_queue", "warren_queue"))
-      << "one per queue (a, b), not one per row";
+  EXPECT_THAT(notified_before_sentinel(listener, writer),
+              ::testing::UnorderedElementsAre(q("a"), q("b")))
+      << "one per queue, not one per row";
 
   // A statement that inserted nothing (a duplicate) wakes nobody.
-  writer.exec("INSERT INTO warren_queue (queue, message_id) VALUES ('c', 'once')");
-  EXPECT_THAT(notifications_before_sentinel(listener, writer), ElementsAre("warren_queue"));
-  writer.exec(
-      "INSERT INTO warren_queue (queue, message_id) VALUES ('c', 'once') "
-      "ON CONFLICT (queue, message_id) DO NOTHING");
-  EXPECT_THAT(notifications_before_sentinel(listener, writer), ElementsAre());
+  const std::string insert_once =
+      "INSERT INTO warren_queue (queue, message_id) VALUES ($1, 'once')";
+  writer.exec_params(insert_once, {q("c")});
+  EXPECT_THAT(notified_before_sentinel(listener, writer), ElementsAre(q("c")));
+  writer.exec_params(insert_once + " ON CONFLICT (queue, message_id) DO NOTHING", {q("c")});
+  EXPECT_THAT(notified_before_sentinel(listener, writer), ElementsAre());
 }
 
-TEST_F(PgPublishTest, RolledBackTransaction_EnqueuesNothingAndWakesNobody) {
+TEST_F(PgNotifyTest, RolledBackTransaction_EnqueuesNothingAndWakesNobody) {
   PG_QUEUE_OR_SKIP();
   auto listener = connect();
   listener.exec("LISTEN warren_queue");
@@ -293,10 +311,17 @@ TEST_F(PgPublishTest, RolledBackTransaction_EnqueuesNothingAndWakesNobody) {
   auto application = connect();
   application.exec("BEGIN");
   EXPECT_EQ(publish({"topic", "order.created", {}}, "rolled-back", &application), 4);
-  application.exec("INSERT INTO " + schema() + ".warren_queue (queue) VALUES ('a')");
+  application.exec_params("INSERT INTO " + schema() + ".warren_queue (queue) VALUES ($1)",
+                          {q("a")});
   application.exec("ROLLBACK");
   EXPECT_EQ(count(), 0);
-  EXPECT_THAT(notifications_before_sentinel(listener, application), ElementsAre());
+  EXPECT_THAT(notified_before_sentinel(listener, application), ElementsAre());
+  // The same transaction committed wakes the hosts: the check above could have seen it.
+  application.exec("BEGIN");
+  publish({"topic", "order.created", {}}, "committed", &application);
+  application.exec("COMMIT");
+  EXPECT_THAT(notified_before_sentinel(listener, application),
+              ::testing::UnorderedElementsAre(q("a"), q("b"), q("c"), q("d")));
 }
 
 }  // namespace
