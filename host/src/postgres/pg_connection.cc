@@ -242,11 +242,18 @@ void PgConnection::consume_input() {
 
 std::vector<std::string> PgConnection::take_notifications() {
   std::vector<std::string> channels;
+  for (auto& notification : take_notifications_with_payloads())
+    channels.push_back(std::move(notification.channel));
+  return channels;
+}
+
+std::vector<PgConnection::Notification> PgConnection::take_notifications_with_payloads() {
+  std::vector<Notification> notifications;
   while (PGnotify* notify = libpq().PQnotifies(conn_)) {
-    channels.emplace_back(notify->relname);
+    notifications.push_back({notify->relname, notify->extra == nullptr ? "" : notify->extra});
     libpq().PQfreemem(notify);
   }
-  return channels;
+  return notifications;
 }
 
 }  // namespace warren::postgres

@@ -101,6 +101,12 @@ class PgConnection {
   // broke. Then take_notifications() returns the NOTIFY channels that arrived, oldest first.
   void consume_input();
   std::vector<std::string> take_notifications();
+  // The same with each notification's payload (warren_queue's: the queue's name).
+  struct Notification {
+    std::string channel;
+    std::string payload;
+  };
+  std::vector<Notification> take_notifications_with_payloads();
 
   // "host=... port=... dbname=... user=...": for messages; never contains the password.
   const std::string& describe() const noexcept { return description_; }

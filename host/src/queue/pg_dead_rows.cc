@@ -19,9 +19,12 @@ constexpr std::size_t kRemoveChunk = 500;
 constexpr const char* kCountDead =
     "SELECT count(*) FROM warren_queue WHERE queue = $1 AND status = 'dead'";
 // Binary results, for the body; every other column as text (text's binary form is its text).
+// The casts are renamed: `id::text` would be an output column named id, which ORDER BY id
+// would sort as text.
 constexpr const char* kSelectDead =
-    "SELECT id::text, lease_token::text, message_id, exchange, routing_key, content_type, "
-    "headers::text, body, attempts::text, last_error, queue FROM warren_queue "
+    "SELECT id::text AS row_id, lease_token::text AS token, message_id, exchange, routing_key, "
+    "content_type, headers::text AS header_json, body, attempts::text AS failed_attempts, "
+    "last_error, queue FROM warren_queue "
     "WHERE queue = $1 AND status = 'dead' AND id > $2::bigint ORDER BY id LIMIT $3::integer";
 constexpr const char* kReplay =
     "WITH replayed AS (UPDATE warren_queue SET status = 'pending', attempts = 0, "
