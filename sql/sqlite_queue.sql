@@ -43,6 +43,11 @@ CREATE TABLE IF NOT EXISTS warren_queue (
 -- Ready rows, in the order they are claimed.
 CREATE INDEX IF NOT EXISTS warren_queue_ready
   ON warren_queue (queue, next_attempt_at, id) WHERE status = 'pending';
+-- Rows whose host died while it held them (crashes > 0), claimed one at a time by a worker with
+-- nothing else in flight, so that a row that kills its host cannot take the rows claimed with it
+-- down with it again.
+CREATE INDEX IF NOT EXISTS warren_queue_suspects
+  ON warren_queue (queue, next_attempt_at, id) WHERE status = 'pending' AND crashes > 0;
 -- Leases to rescue.
 CREATE INDEX IF NOT EXISTS warren_queue_leases
   ON warren_queue (lease_until) WHERE status = 'running';

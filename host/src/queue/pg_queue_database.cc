@@ -46,6 +46,19 @@ constexpr const char* kClaimedColumns =
 
 constexpr const char* kRunning = "status = 'running'";
 
+// The claim of a batch: a MATERIALIZED CTE (without it the planner may inline the CTE and update
+// more rows than the limit) that locks ready rows, skipping those other hosts locked.
+std::string claim_sql(const char* crashes) {
+  return std::string("WITH ready AS MATERIALIZED (SELECT id FROM warren_queue WHERE queue = $1 "
+                     "AND status = 'pending' AND ") +
+         crashes +
+         " AND next_attempt_at <= now() ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP "
+         "LOCKED) UPDATE warren_queue q SET status = 'running', lease_owner = $3, lease_until = "
+         "now() + $4 * interval '1 millisecond', lease_token = q.lease_token + 1 FROM ready "
+         "WHERE q.id = ready.id RETURNING " +
+         kClaimedColumns;
+}
+
 struct Statement {
   const char* name;
   std::string sql;
@@ -59,14 +72,8 @@ std::vector<Statement> statements() {
        "INSERT INTO warren_queue (queue, message_id, exchange, routing_key, content_type, "
        "headers, body) VALUES ($1, $2, $3, $4, $5, $6::jsonb, decode($7, 'hex')) "
        "ON CONFLICT (queue, message_id) DO NOTHING"},
-      {"warren_claim",
-       std::string("WITH ready AS MATERIALIZED (SELECT id FROM warren_queue WHERE queue = $1 AND "
-                   "status = 'pending' AND next_attempt_at <= now() ORDER BY next_attempt_at, id "
-                   "LIMIT $2 FOR UPDATE SKIP LOCKED) UPDATE warren_queue q SET status = "
-                   "'running', lease_owner = $3, lease_until = now() + $4 * interval '1 "
-                   "millisecond', lease_token = q.lease_token + 1 FROM ready WHERE q.id = "
-                   "ready.id RETURNING ") +
-           kClaimedColumns},
+      {"warren_claim", claim_sql("crashes = 0")},
+      {"warren_claim_suspect", claim_sql("crashes > 0")},
       {"warren_ack",
        "UPDATE warren_queue q SET status = 'done', finished_at = now(), lease_owner = NULL, "
        "lease_until = NULL FROM unnest($1::int8[], $2::int8[]) AS a(id, token) WHERE q.id = a.id "
@@ -218,11 +225,22 @@ void PgQueueDatabase::insert(const std::string& queue, const transport::Outbound
 
 std::vector<ClaimedRow> PgQueueDatabase::claim(const std::string& queue, int limit,
                                                std::chrono::milliseconds lease) {
+  return claim_with("warren_claim", queue, limit, lease);
+}
+
+std::vector<ClaimedRow> PgQueueDatabase::claim_suspect(const std::string& queue,
+                                                       std::chrono::milliseconds lease) {
+  return claim_with("warren_claim_suspect", queue, 1, lease);
+}
+
+std::vector<ClaimedRow> PgQueueDatabase::claim_with(const char* statement,
+                                                    const std::string& queue, int limit,
+                                                    std::chrono::milliseconds lease) {
   std::vector<ClaimedRow> rows;
   if (limit <= 0)
     return rows;
   const postgres::PgResult result =
-      run("warren_claim", {queue, std::to_string(limit), options_.owner, ms(lease)}, true);
+      run(statement, {queue, std::to_string(limit), options_.owner, ms(lease)}, true);
   rows.reserve(static_cast<std::size_t>(result.rows()));
   for (int r = 0; r < result.rows(); ++r) {
     ClaimedRow row;

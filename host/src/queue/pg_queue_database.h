@@ -46,6 +46,8 @@ class PgQueueDatabase final : public TableQueueDatabase {
               const std::string& message_id) override;
   std::vector<ClaimedRow> claim(const std::string& queue, int limit,
                                 std::chrono::milliseconds lease) override;
+  std::vector<ClaimedRow> claim_suspect(const std::string& queue,
+                                        std::chrono::milliseconds lease) override;
   bool settle(const ClaimedRow& row, const transport::Settlement& settlement) override;
   std::vector<bool> ack_all(std::span<const RowLease> leases) override;
   bool bury(const RowLease& lease, const std::string& reason) override;
@@ -69,6 +71,8 @@ class PgQueueDatabase final : public TableQueueDatabase {
   // connection is dropped so that the next begin() opens a new one.
   postgres::PgResult run(const char* name, const std::vector<std::optional<std::string>>& params,
                          bool binary_results = false);
+  std::vector<ClaimedRow> claim_with(const char* statement, const std::string& queue, int limit,
+                                     std::chrono::milliseconds lease);
   std::vector<bool> applied_by_id(const postgres::PgResult& result,
                                   std::span<const RowLease> leases) const;
 

@@ -61,6 +61,12 @@ std::vector<ClaimedRow> SqliteQueueDatabase::claim(const std::string& queue, int
   return store_->claim(queue, limit, now, now + lease.count());
 }
 
+std::vector<ClaimedRow> SqliteQueueDatabase::claim_suspect(const std::string& queue,
+                                                           std::chrono::milliseconds lease) {
+  const std::int64_t now = now_ms();
+  return store_->claim(queue, 1, now, now + lease.count(), /*suspects=*/true);
+}
+
 bool SqliteQueueDatabase::settle(const ClaimedRow& row, const transport::Settlement& settlement) {
   return store_->settle(row, settlement, now_ms());
 }

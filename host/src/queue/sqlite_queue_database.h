@@ -38,6 +38,8 @@ class SqliteQueueDatabase final : public TableQueueDatabase {
               const std::string& message_id) override;
   std::vector<ClaimedRow> claim(const std::string& queue, int limit,
                                 std::chrono::milliseconds lease) override;
+  std::vector<ClaimedRow> claim_suspect(const std::string& queue,
+                                        std::chrono::milliseconds lease) override;
   bool settle(const ClaimedRow& row, const transport::Settlement& settlement) override;
   std::vector<bool> ack_all(std::span<const RowLease> leases) override;
   bool bury(const RowLease& lease, const std::string& reason) override;

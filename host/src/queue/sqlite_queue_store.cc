@@ -55,8 +55,17 @@ SqliteQueueStore::SqliteQueueStore(SqliteConnection& connection, std::string own
           connection,
           std::string("UPDATE warren_queue SET status = 'running', lease_owner = ?1, "
                       "lease_until = ?2, lease_token = lease_token + 1 WHERE id IN (SELECT id "
-                      "FROM warren_queue WHERE queue = ?3 AND status = 'pending' AND "
-                      "next_attempt_at <= ?4 ORDER BY next_attempt_at, id LIMIT ?5) RETURNING ") +
+                      "FROM warren_queue WHERE queue = ?3 AND status = 'pending' AND crashes = 0 "
+                      "AND next_attempt_at <= ?4 ORDER BY next_attempt_at, id LIMIT ?5) "
+                      "RETURNING ") +
+              kClaimedColumns),
+      claim_suspect_(
+          connection,
+          std::string("UPDATE warren_queue SET status = 'running', lease_owner = ?1, "
+                      "lease_until = ?2, lease_token = lease_token + 1 WHERE id IN (SELECT id "
+                      "FROM warren_queue WHERE queue = ?3 AND status = 'pending' AND crashes > 0 "
+                      "AND next_attempt_at <= ?4 ORDER BY next_attempt_at, id LIMIT ?5) "
+                      "RETURNING ") +
               kClaimedColumns),
       done_(connection,
             std::string("UPDATE warren_queue SET status = 'done', finished_at = ?3, lease_owner = "
@@ -117,37 +126,39 @@ void SqliteQueueStore::insert(const std::string& queue, const transport::Outboun
 }
 
 std::vector<ClaimedRow> SqliteQueueStore::claim(const std::string& queue, int limit,
-                                                std::int64_t now, std::int64_t lease_until) {
+                                                std::int64_t now, std::int64_t lease_until,
+                                                bool suspects) {
+  Statement& statement = suspects ? claim_suspect_ : claim_;
   std::vector<ClaimedRow> rows;
   if (limit <= 0)
     return rows;
   rows.reserve(static_cast<std::size_t>(limit));
-  claim_.bind(1, std::string_view(owner_))
+  statement.bind(1, std::string_view(owner_))
       .bind(2, lease_until)
       .bind(3, std::string_view(queue))
       .bind(4, now)
       .bind(5, static_cast<std::int64_t>(limit));
-  while (claim_.step()) {
+  while (statement.step()) {
     ClaimedRow row;
-    row.lease = {claim_.integer(0), claim_.integer(1)};
-    row.next_attempt_at = claim_.integer(2);
-    if (!claim_.is_null(3))
-      row.max_attempts = claim_.integer(3);
+    row.lease = {statement.integer(0), statement.integer(1)};
+    row.next_attempt_at = statement.integer(2);
+    if (!statement.is_null(3))
+      row.max_attempts = statement.integer(3);
     transport::InboundMessage& message = row.message;
-    message.message_id = claim_.text(4);
-    message.exchange = claim_.text(5);
-    message.routing_key = claim_.text(6);
-    message.content_type = claim_.text(7);
+    message.message_id = statement.text(4);
+    message.exchange = statement.text(5);
+    message.routing_key = statement.text(6);
+    message.content_type = statement.text(7);
     std::string why;
-    if (auto headers = headers_from_json(claim_.text(8), why)) {
+    if (auto headers = headers_from_json(statement.text(8), why)) {
       message.headers = std::move(*headers);
     } else {
       row.malformed = why;
     }
-    message.body = claim_.blob(9);
-    message.attempt = static_cast<std::uint32_t>(std::max<std::int64_t>(claim_.integer(10), 0) + 1);
-    message.redelivered = claim_.integer(11) != 0;
-    message.queue = claim_.text(12);
+    message.body = statement.blob(9);
+    message.attempt = static_cast<std::uint32_t>(std::max<std::int64_t>(statement.integer(10), 0) + 1);
+    message.redelivered = statement.integer(11) != 0;
+    message.queue = statement.text(12);
     rows.push_back(std::move(row));
   }
   // RETURNING gives no order: deliver oldest due first, as claimed. In practice the rows come in

@@ -33,9 +33,10 @@ class SqliteQueueStore {
   void insert(const std::string& queue, const transport::OutboundMessage& message,
               const std::string& message_id, std::int64_t now);
 
-  // Up to `limit` ready rows of `queue`, oldest due first, now running under a new lease.
+  // Up to `limit` ready rows of `queue`, oldest due first, now running under a new lease: rows no
+  // host died holding (crashes = 0), or with `suspects`, only rows one did (crashes > 0).
   std::vector<ClaimedRow> claim(const std::string& queue, int limit, std::int64_t now,
-                                std::int64_t lease_until);
+                                std::int64_t lease_until, bool suspects = false);
 
   // Carries out the runtime's settlement of a claimed row. False when the lease is no longer
   // this owner's (rescued, and perhaps claimed again): nothing was changed.
@@ -69,6 +70,7 @@ class SqliteQueueStore {
   const std::string owner_;
   Statement insert_;
   Statement claim_;
+  Statement claim_suspect_;
   Statement done_;
   Statement pending_again_;
   Statement retry_;

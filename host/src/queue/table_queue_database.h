@@ -42,9 +42,15 @@ class TableQueueDatabase {
   // One row for `queue`; a duplicate message id for that queue is ignored.
   virtual void insert(const std::string& queue, const transport::OutboundMessage& message,
                       const std::string& message_id) = 0;
-  // Up to `limit` ready rows of `queue`, oldest due first, now running under a new lease.
+  // Up to `limit` ready rows of `queue`, oldest due first, now running under a new lease. Only
+  // rows that no host died holding (crashes = 0): see claim_suspect().
   virtual std::vector<ClaimedRow> claim(const std::string& queue, int limit,
                                         std::chrono::milliseconds lease) = 0;
+  // The oldest ready row of `queue` that a host died holding (crashes > 0), if any. The engine
+  // claims such a row alone, when its worker has nothing else in flight: if it kills the host
+  // again, its neighbours are not held with it, and only its own count of lease expiries rises.
+  virtual std::vector<ClaimedRow> claim_suspect(const std::string& queue,
+                                                std::chrono::milliseconds lease) = 0;
   // The runtime's settlement of a claimed row; false when the lease is no longer ours (fencing):
   // nothing was changed.
   virtual bool settle(const ClaimedRow& row, const transport::Settlement& settlement) = 0;
