@@ -267,6 +267,11 @@ def test_KillNineOfOneOfThreeHosts_ItsRowsComeBackAfterTheLease_EveryIdDone(
                120, what=lambda: f"300 rows handled by the victim: {victim.describe()}")
     owner = victim.lease_owner
     victim.kill9()
+    # A transaction the victim sent whole before it died still commits (its settlements and its
+    # next claim): what it holds is known once its server sessions have ended.
+    wait_until(lambda: queue_schema.scalar(
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
+        (victim.application_name,)) == 0, 30, what="the victim's sessions to end")
     held = {row[0] for row in queue_schema.query(
         "SELECT message_id FROM warren_queue WHERE status = 'running' AND lease_owner = %s",
         (owner,))}
