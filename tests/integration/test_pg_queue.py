@@ -360,6 +360,15 @@ def test_TerminatedConnections_TheHostReconnectsAndNothingIsLost(queue_schema, p
     wait_until(lambda: len(target_record.ids()) >= handled_at_terminate + 200, 60,
                what=lambda: f"the host to handle rows again: {target.describe()}")
     wait_all_done(queue_schema, 6000, hosts)
+    # Both of its connections came back: the engine's (at its next transaction) and the
+    # listener's (after its reconnect delay).
+    wait_until(lambda: queue_schema.scalar(
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s",
+        (target.application_name,)) == terminated, 30,
+        what=lambda: f"{terminated} sessions of the host again: {target.describe()}")
+    logs = target.logs()
+    assert "postgres queue: the listener for new rows lost its connection" in logs, logs
+    assert "nothing is lost, retrying" in logs and "the database takes writes again" in logs, logs
     for host in hosts:
         assert host.terminate() == 0, host.describe()
     calls = calls_by_id(records)
