@@ -533,35 +533,54 @@ class Supervisor:
         return [run.returncode for run in self.runs if not run.running()]
 
 
-def test_PoisonRowThatAbortsEveryHost_EndsDeadAfterThreeLeaseExpiries_OthersDoneOnce(
-        queue_schema, pg_host, tmp_path):
-    record_paths = [tmp_path / f"calls-{n}.tsv" for n in "ab"]
-    # One row at a time per host: the only row a dying host holds is the poison row, so the good
-    # rows are never in flight when a host dies (with more, they would share its lease expiries).
-    supervisors = [Supervisor(lambda path=path, **options: pg_host(
-        path, concurrency=1, prefetch=1, sleep_ms=5, lease="2s", record_time=True, **options),
-        f"pg-{n}", tmp_path / f"state-{n}") for n, path in zip("ab", record_paths)]
+def supervise(pg_host, tmp_path: Path, names: str, **options) -> List[Supervisor]:
+    """A supervised host per letter of NAMES (pg-a, pg-b...), each with the record file
+    calls-<letter>.tsv and record_time, the given PgHost options, and ready."""
+    supervisors = [Supervisor(lambda n=n, **more: pg_host(
+        tmp_path / f"calls-{n}.tsv", record_time=True, **options, **more),
+        f"pg-{n}", tmp_path / f"state-{n}") for n in names]
     apply_topology(supervisors[0].runs[0])
     for supervisor in supervisors:
         supervisor.runs[-1].wait_ready(timeout=60)
-    good = queue_schema.enqueue(200, prefix="good-early")
-    queue_schema.query("INSERT INTO warren_queue (queue, message_id, body, headers) "
-                       "VALUES ('jobs', 'poison', 'x', '{\"x-test-action\": \"abort\"}')")
-    good += queue_schema.enqueue(1500, prefix="good-late")
+    return supervisors
 
+
+def enqueue_around_poison(schema: QueueSchema, before: int, after: int) -> List[str]:
+    """BEFORE good rows, the row `poison` (its handler aborts the host), AFTER good rows; returns
+    the good ids."""
+    good = schema.enqueue(before, prefix="good-early")
+    schema.query("INSERT INTO warren_queue (queue, message_id, body, headers) "
+                 "VALUES ('jobs', 'poison', 'x', '{\"x-test-action\": \"abort\"}')")
+    return good + schema.enqueue(after, prefix="good-late")
+
+
+POISON = "SELECT status, crashes, last_error FROM warren_queue WHERE message_id = 'poison'"
+
+
+def supervise_until(supervisors: List[Supervisor], schema: QueueSchema, done, what: str):
+    """Restarts dead hosts until DONE(counts by status) is true."""
     def finished():
         for supervisor in supervisors:
             supervisor.restart_if_dead()
-        return queue_schema.counts() == Counter({"done": 1700, "dead": 1})
+        return done(schema.counts())
 
-    poison = "SELECT status, crashes, last_error FROM warren_queue WHERE message_id = 'poison'"
     wait_until(finished, 120, interval=0.1,
-               what=lambda: f"1700 done and the poison dead: {dict(queue_schema.counts())}; "
-                            f"poison: {queue_schema.query(poison)}")
+               what=lambda: f"{what}: {dict(schema.counts())}; poison: {schema.query(POISON)}")
     for supervisor in supervisors:
         assert supervisor.runs[-1].terminate() == 0, supervisor.runs[-1].describe()
 
-    records = [RecordFile(path) for path in record_paths]
+
+def test_PoisonRowThatAbortsEveryHost_EndsDeadAfterThreeLeaseExpiries_OthersDoneOnce(
+        queue_schema, pg_host, tmp_path):
+    # One row at a time per host: the only row a dying host holds is the poison row (with more,
+    # the rows claimed with it share its lease expiries: see the xfail test below).
+    supervisors = supervise(pg_host, tmp_path, "ab", concurrency=1, prefetch=1, sleep_ms=5,
+                            lease="2s")
+    good = enqueue_around_poison(queue_schema, 200, 1500)
+    supervise_until(supervisors, queue_schema, lambda c: c == Counter({"done": 1700, "dead": 1}),
+                    "1700 done and the poison dead")
+
+    records = [RecordFile(tmp_path / f"calls-{n}.tsv") for n in "ab"]
     calls = calls_by_id(records)
     assert calls["poison"] == 3, f"the poison row ran {calls['poison']} times"
     deaths = [code for supervisor in supervisors for code in supervisor.deaths
@@ -578,8 +597,32 @@ def test_PoisonRowThatAbortsEveryHost_EndsDeadAfterThreeLeaseExpiries_OthersDone
     print(f"{len(meanwhile)} good rows handled between the poison row's first and last run")
     assert set(calls) == set(good), "a good row was lost"
     assert not handled_twice(calls), f"good rows handled twice: {sorted(handled_twice(calls))}"
-    status, crashes, last_error = queue_schema.query(poison)[0]
+    status, crashes, last_error = queue_schema.query(POISON)[0]
     assert (status, crashes) == ("dead", 3)
     assert last_error == "lease expired 3 times: the host handling it died or hung each time", \
         last_error
     assert queue_schema.crashed() == {"poison": 3}
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "defect: the rescue counts a lease expiry against every row a dead host held, not only the "
+    "row it died in; the rows claimed in the same batch as a poison row come back with it, are "
+    "claimed with it again, and end dead with it ('lease expired 3 times') without ever having "
+    "run (host/src/queue/pg_queue_database.cc warren_rescue, under table_queue_transport.cc)"))
+def test_PoisonRow_WithTheDefaultPrefetch_TheRowsClaimedWithItDoNotDieWithIt(
+        queue_schema, pg_host, tmp_path):
+    # The worker defaults: prefetch 20, concurrency 1.
+    supervisors = supervise(pg_host, tmp_path, "ab", concurrency=1, prefetch=20, sleep_ms=5,
+                            lease="2s")
+    good = enqueue_around_poison(queue_schema, 100, 300)
+    supervise_until(supervisors, queue_schema, lambda c: c["done"] + c["dead"] == 401,
+                    "every row done or dead")
+
+    calls = calls_by_id([RecordFile(tmp_path / f"calls-{n}.tsv") for n in "ab"])
+    dead = {row[0]: row[1] for row in queue_schema.query(
+        "SELECT message_id, crashes FROM warren_queue WHERE status = 'dead'")}
+    buried = {message_id: calls[message_id] for message_id in dead if message_id != "poison"}
+    assert not buried, (f"{len(buried)} good rows dead with the poison row; handler calls of "
+                        f"each: {sorted(buried.items())[:20]}; their crashes: "
+                        f"{sorted(set(dead[m] for m in buried))}")
+    assert set(calls) >= set(good)
