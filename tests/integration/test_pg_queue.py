@@ -119,13 +119,15 @@ class PgHost(WarrenProcess):
 
     def __init__(self, schema: QueueSchema, record: Path, *, name: str, queues=None,
                  concurrency=4, prefetch=32, sleep_ms=0, gate_file: Optional[Path] = None,
+                 default_action="ack",
                  lease="3s", poll_interval="200ms", state_dir: Optional[Path] = None,
                  record_time=False):
         queues = queues or JOBS
         self.host_name = name
         self.application_name = f"{name}-{schema.name}"
         self.metrics_port = free_port()
-        settings = {"record_file": str(record), "sleep_ms": sleep_ms, "record_time": record_time}
+        settings = {"record_file": str(record), "sleep_ms": sleep_ms, "record_time": record_time,
+                    "default_action": default_action}
         if gate_file is not None:
             settings["gate_file"] = str(gate_file)
         exchanges = sorted({exchange for bindings in queues.values() for exchange, _ in bindings})
@@ -294,51 +296,75 @@ def test_KillNineOfOneOfThreeHosts_ItsRowsComeBackAfterTheLease_EveryIdDone(
     print(f"kill -9 with {len(held)} rows held: {len(duplicated)} handled twice")
 
 
+FENCED_ROW = ("SELECT status, lease_owner, lease_token, crashes FROM warren_queue "
+              "WHERE message_id = 'fence-0'")
+SETTLED_ROW = ("SELECT status, lease_token, crashes, finished_at, attempts, last_error "
+               "FROM warren_queue WHERE message_id = 'fence-0'")
+
+
+class Fencing:
+    """Two hosts and one row `fence-0`: the slow host's handler takes it first and waits at a
+    gate (and then settles it with LATE_ACTION); the other host starts once it does, and acks."""
+
+    def __init__(self, queue_schema, pg_host, tmp_path: Path, lease: float, late_action: str):
+        self.schema, self.gate = queue_schema, tmp_path / "gate"
+        self.slow_record = RecordFile(tmp_path / "calls-slow.tsv")
+        self.other_record = RecordFile(tmp_path / "calls-other.tsv")
+        self.slow = pg_host(self.slow_record.path, name="pg-slow", gate_file=self.gate,
+                            default_action=late_action, lease=f"{lease:g}s")
+        self.other = pg_host(self.other_record.path, name="pg-other", lease=f"{lease:g}s")
+        apply_topology(self.slow)
+        start_all([self.slow])
+        queue_schema.enqueue(1, prefix="fence")
+        self.slow_record.wait_for_count(1, timeout=30)  # its handler runs, held at the gate
+        start_all([self.other])
+
+    def stall_until_taken_over(self) -> tuple:
+        """The whole slow host stalls (SIGSTOP: a frozen VM, a long pause): no heartbeat, so its
+        lease expires, a rescue hands the row to the other host, which acks it. Returns the row
+        as it is then."""
+        self.slow.send_signal(signal.SIGSTOP)
+        try:
+            wait_until(lambda: self.schema.counts() == Counter({"done": 1}), 60,
+                       what=lambda: f"the other host to take over: "
+                                    f"{self.schema.query(FENCED_ROW)}; {self.other.describe()}")
+            settled = self.schema.query(SETTLED_ROW)[0]
+            assert settled[:3] == ("done", 2, 1), settled
+            assert self.other_record.ids() == ["fence-0"]
+            return settled
+        finally:
+            self.slow.send_signal(signal.SIGCONT)
+
+    def settle_late(self, settled: tuple):
+        """The slow handler goes on and settles: dropped (logged), and the row is as it was."""
+        self.gate.touch()
+        self.slow.wait_for_log(r"the settlement of message 'fence-0' was dropped", timeout=30)
+        after = self.schema.query(SETTLED_ROW)[0]
+        assert after == settled, (after, settled)
+        for host in (self.slow, self.other):
+            assert host.terminate() == 0, host.describe()
+        assert self.slow_record.ids() == ["fence-0"] and self.other_record.ids() == ["fence-0"]
+        assert self.schema.query(SETTLED_ROW)[0] == settled
+
+
 def test_HandlerHangingPastTheLease_KeepsItsRowWhileItsHostLives_AndItsLateSettlementIsDropped(
         queue_schema, pg_host, tmp_path):
     lease = 2.0
-    gate = tmp_path / "gate"
-    slow_record = RecordFile(tmp_path / "calls-slow.tsv")
-    other_record = RecordFile(tmp_path / "calls-other.tsv")
-    slow = pg_host(slow_record.path, name="pg-slow", gate_file=gate, lease=f"{lease:g}s")
-    other = pg_host(other_record.path, name="pg-other", lease=f"{lease:g}s")
-    apply_topology(slow)
-    start_all([slow])
-    queue_schema.enqueue(1, prefix="fence")
-    slow_record.wait_for_count(1, timeout=30)  # its handler runs, held at the gate
-    start_all([other])
-
+    fencing = Fencing(queue_schema, pg_host, tmp_path, lease, late_action="ack")
     # The handler hangs for three leases on a live host: the heartbeat extends the lease (every
     # lease / 3), so the other host never gets the row.
-    row = ("SELECT status, lease_owner, lease_token, crashes FROM warren_queue "
-           "WHERE message_id = 'fence-0'")
-    seen = observe(lambda: queue_schema.query(row)[0], seconds=3 * lease)
-    assert seen == {("running", slow.lease_owner, 1, 0)}, seen
-    assert other_record.ids() == []
+    seen = observe(lambda: queue_schema.query(FENCED_ROW)[0], seconds=3 * lease)
+    assert seen == {("running", fencing.slow.lease_owner, 1, 0)}, seen
+    assert fencing.other_record.ids() == []
+    # The late ack changes nothing: the row stays done once, by the other host's claim.
+    fencing.settle_late(fencing.stall_until_taken_over())
 
-    # Now the whole host stalls (SIGSTOP: a frozen VM, a long pause): no heartbeat, the lease
-    # expires, a rescue hands the row to the other host, which settles it.
-    slow.send_signal(signal.SIGSTOP)
-    try:
-        wait_until(lambda: queue_schema.counts() == Counter({"done": 1}), 60,
-                   what=lambda: f"the other host to take over: {queue_schema.query(row)}; "
-                                f"{other.describe()}")
-        settled = queue_schema.query("SELECT status, lease_token, crashes, finished_at "
-                                     "FROM warren_queue WHERE message_id = 'fence-0'")[0]
-        assert settled[:3] == ("done", 2, 1), settled
-        assert other_record.ids() == ["fence-0"]
-    finally:
-        slow.send_signal(signal.SIGCONT)
-    gate.touch()
-    slow.wait_for_log(r"the settlement of message 'fence-0' was dropped", timeout=30)
 
-    # The late ack changed nothing: still done once, by the other host's claim.
-    after = queue_schema.query("SELECT status, lease_token, crashes, finished_at "
-                               "FROM warren_queue WHERE message_id = 'fence-0'")[0]
-    assert after == settled, (after, settled)
-    for host in (slow, other):
-        assert host.terminate() == 0, host.describe()
-    assert slow_record.ids() == ["fence-0"] and other_record.ids() == ["fence-0"]
+@pytest.mark.parametrize("late_action", ["retry", "dead_letter:too late"])
+def test_StalledHostsLateRetryOrDeadLetter_IsDropped_TheRowStaysDone(
+        queue_schema, pg_host, tmp_path, late_action):
+    fencing = Fencing(queue_schema, pg_host, tmp_path, 2.0, late_action=late_action)
+    fencing.settle_late(fencing.stall_until_taken_over())
 
 
 def test_TerminatedConnections_TheHostReconnectsAndNothingIsLost(queue_schema, pg_host, tmp_path):
