@@ -235,7 +235,8 @@ def handled_twice(calls: Counter) -> set:
 def test_ThreeHostsOnOneDatabase_ThirtyThousandRows_EachHandledAndDoneOnce(
         queue_schema, pg_host, tmp_path):
     records = [RecordFile(tmp_path / f"calls-{n}.tsv") for n in "abc"]
-    hosts = [pg_host(record.path, name=f"pg-{n}", concurrency=4, prefetch=64)
+    # A lease long enough that no engine stall of a busy machine lets one expire: here none may.
+    hosts = [pg_host(record.path, name=f"pg-{n}", concurrency=4, prefetch=64, lease="15s")
              for n, record in zip("abc", records)]
     apply_topology(hosts[0])
     start_all(hosts)
