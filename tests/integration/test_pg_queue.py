@@ -258,10 +258,10 @@ def test_ThreeHostsOnOneDatabase_ThirtyThousandRows_EachHandledAndDoneOnce(
 
 def test_KillNineOfOneOfThreeHosts_ItsRowsComeBackAfterTheLease_EveryIdDone(
         queue_schema, pg_host, tmp_path):
-    prefetch = 16
+    prefetch, lease = 16, 3.0
     records = [RecordFile(tmp_path / f"calls-{n}.tsv") for n in "abc"]
     hosts = [pg_host(record.path, name=f"pg-{n}", concurrency=4, prefetch=prefetch, sleep_ms=2,
-                     lease="3s") for n, record in zip("abc", records)]
+                     lease=f"{lease:g}s", record_time=True) for n, record in zip("abc", records)]
     apply_topology(hosts[0])
     start_all(hosts)
     ids = queue_schema.enqueue(6000)
@@ -270,6 +270,7 @@ def test_KillNineOfOneOfThreeHosts_ItsRowsComeBackAfterTheLease_EveryIdDone(
                120, what=lambda: f"300 rows handled by the victim: {victim.describe()}")
     owner = victim.lease_owner
     victim.kill9()
+    killed_at = time.time()
     # A transaction the victim sent whole before it died still commits (its settlements and its
     # next claim): what it holds is known once its server sessions have ended.
     wait_until(lambda: queue_schema.scalar(
@@ -291,9 +292,14 @@ def test_KillNineOfOneOfThreeHosts_ItsRowsComeBackAfterTheLease_EveryIdDone(
     assert all(n <= 2 for n in calls.values())
     # Only the victim's leases expired, once each; the survivors handled those rows again.
     assert queue_schema.crashed() == {message_id: 1 for message_id in held}
-    survivors_ids = set(records[0].ids()) | set(records[2].ids())
-    assert held <= survivors_ids, \
-        f"rows the victim held not handled by a survivor: {held - survivors_ids}"
+    taken_over = {r.message_id: r.time for record in (records[0], records[2])
+                  for r in record.records() if r.message_id in held}
+    assert set(taken_over) == held, f"rows the victim held not handled by a survivor: {held}"
+    # Only once the lease ran out: its last extension was due lease / 3 before the kill at most,
+    # so not sooner than 2/3 of a lease after it; a third of a lease allows for a late heartbeat.
+    early = {m: round(t - killed_at, 2) for m, t in taken_over.items()
+             if t < killed_at + lease / 3}
+    assert not early, f"the victim's rows were taken over before its lease ended: {early}"
     print(f"kill -9 with {len(held)} rows held: {len(duplicated)} handled twice")
 
 
@@ -521,6 +527,10 @@ def test_WarrenPublish_FansOutByTheTopicBindings_EachBoundQueuesWorkerOnce(
             "SELECT warren_publish('events', %s, convert_to('{}', 'UTF8'), '{}', %s)",
             (key, message_id))
     assert reached == {"e-created": 2, "e-paid": 3, "e-user": 2, "e-other": 1}
+    import psycopg2
+
+    with pytest.raises(psycopg2.errors.UndefinedObject, match="no exchange 'nope'"):
+        queue_schema.query("SELECT warren_publish('nope', 'order.paid', 'x')")
 
     host.start()
     wait_all_done(queue_schema, 8, [host])
