@@ -10,7 +10,6 @@ abort() leaves whole lines; each host has a record file of its own), and duplica
 lost lease allows them (rows whose `crashes` column says their lease expired).
 """
 
-import json
 import os
 import shutil
 import signal
@@ -24,6 +23,7 @@ from typing import Dict, List, Optional, Sequence
 
 import pytest
 
+from testkit_config import toml_value
 from testkit_env import env, free_port, require_services, wait_until
 from testkit_records import RecordFile
 from testkit_warren import WarrenProcess, warren_cli
@@ -100,14 +100,6 @@ class QueueSchema:
     def drop(self) -> None:
         self.query("DROP SCHEMA IF EXISTS " + self.name + " CASCADE")
         self.close()
-
-
-def toml_value(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(value)
-    return json.dumps(str(value))
 
 
 class PgHost(WarrenProcess):
@@ -209,6 +201,19 @@ def wait_all_done(schema: QueueSchema, total: int, hosts: Sequence[PgHost], time
     wait_until(lambda: schema.counts()["done"] == total, timeout,
                what=lambda: f"{total} rows done: {dict(schema.counts())}; "
                             + "; ".join(h.describe(tail_lines=20) for h in hosts))
+
+
+def assert_every_id_done_and_duplicates_only_after_a_lease_expiry(
+        schema: QueueSchema, records: Sequence[RecordFile], ids: List[str]) -> tuple:
+    """Every id handled and done; an id handled twice only if its lease expired (a connection
+    lost long enough). Returns (the ids handled twice, the ids whose lease expired)."""
+    calls = calls_by_id(records)
+    assert set(calls) == set(ids), f"{len(set(ids) - set(calls))} messages lost"
+    assert schema.counts() == Counter({"done": len(ids)})
+    crashed = set(schema.crashed())
+    twice = handled_twice(calls)
+    assert twice <= crashed, f"handled twice without a lease expiry: {sorted(twice - crashed)}"
+    return twice, crashed
 
 
 def observe(sample, seconds: float, interval: float = 0.1) -> set:
@@ -404,12 +409,9 @@ def test_TerminatedConnections_TheHostReconnectsAndNothingIsLost(queue_schema, p
     assert "nothing is lost, retrying" in logs and "the database takes writes again" in logs, logs
     for host in hosts:
         assert host.terminate() == 0, host.describe()
-    calls = calls_by_id(records)
-    assert set(calls) == set(ids), "a message was lost"
-    crashed = set(queue_schema.crashed())
-    assert handled_twice(calls) <= crashed, "handled twice without a lease expiry"
-    assert queue_schema.counts() == Counter({"done": 6000})
-    print(f"{terminated} connections terminated; {len(handled_twice(calls))} handled twice")
+    twice, _ = assert_every_id_done_and_duplicates_only_after_a_lease_expiry(
+        queue_schema, records, ids)
+    print(f"{terminated} connections terminated; {len(twice)} handled twice")
 
 
 @pytest.fixture
@@ -461,12 +463,9 @@ def test_PostgresRestartMidStream_TheHostsReconnectAndNothingIsLost(
         for host in hosts:
             host.wait_for_log(r"postgres queue: the database takes writes again", timeout=30)
             assert host.terminate() == 0, host.describe()
-        calls = calls_by_id(records)
-        assert set(calls) == set(ids), "a message was lost"
-        crashed = set(schema.crashed())
-        assert handled_twice(calls) <= crashed, "handled twice without a lease expiry"
-        assert schema.counts() == Counter({"done": 6000})
-        print(f"restart: {len(handled_twice(calls))} handled twice, {len(crashed)} leases expired")
+        twice, crashed = assert_every_id_done_and_duplicates_only_after_a_lease_expiry(
+            schema, records, ids)
+        print(f"restart: {len(twice)} handled twice, {len(crashed)} leases expired")
     finally:
         for host in hosts:  # stopped before their server is
             if host.running():
