@@ -640,11 +640,8 @@ def test_PoisonRowThatAbortsEveryHost_EndsDeadAfterThreeLeaseExpiries_OthersDone
     assert queue_schema.crashed() == {"poison": 3}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "defect: the rescue counts a lease expiry against every row a dead host held, not only the "
-    "row it died in; the rows claimed in the same batch as a poison row come back with it, are "
-    "claimed with it again, and end dead with it ('lease expired 3 times') without ever having "
-    "run (host/src/queue/pg_queue_database.cc warren_rescue, under table_queue_transport.cc)"))
+# Once a defect: the rows claimed with the poison row died with it after 3 lease expiries without
+# one handler call; a row a host died holding is now claimed alone (claim_suspect).
 def test_PoisonRow_WithTheDefaultPrefetch_TheRowsClaimedWithItDoNotDieWithIt(
         queue_schema, pg_host, tmp_path):
     # The worker defaults: prefetch 20, concurrency 1.

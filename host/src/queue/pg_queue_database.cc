@@ -49,8 +49,9 @@ constexpr const char* kRunning = "status = 'running'";
 // The claim of a batch: a MATERIALIZED CTE (without it the planner may inline the CTE and update
 // more rows than the limit) that locks ready rows, skipping those other hosts locked.
 std::string claim_sql(const char* crashes) {
-  return std::string("WITH ready AS MATERIALIZED (SELECT id FROM warren_queue WHERE queue = $1 "
-                     "AND status = 'pending' AND ") +
+  return std::string(
+             "WITH ready AS MATERIALIZED (SELECT id FROM warren_queue WHERE queue = $1 "
+             "AND status = 'pending' AND ") +
          crashes +
          " AND next_attempt_at <= now() ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP "
          "LOCKED) UPDATE warren_queue q SET status = 'running', lease_owner = $3, lease_until = "
@@ -233,9 +234,8 @@ std::vector<ClaimedRow> PgQueueDatabase::claim_suspect(const std::string& queue,
   return claim_with("warren_claim_suspect", queue, 1, lease);
 }
 
-std::vector<ClaimedRow> PgQueueDatabase::claim_with(const char* statement,
-                                                    const std::string& queue, int limit,
-                                                    std::chrono::milliseconds lease) {
+std::vector<ClaimedRow> PgQueueDatabase::claim_with(const char* statement, const std::string& queue,
+                                                    int limit, std::chrono::milliseconds lease) {
   std::vector<ClaimedRow> rows;
   if (limit <= 0)
     return rows;

@@ -156,7 +156,8 @@ std::vector<ClaimedRow> SqliteQueueStore::claim(const std::string& queue, int li
       row.malformed = why;
     }
     message.body = statement.blob(9);
-    message.attempt = static_cast<std::uint32_t>(std::max<std::int64_t>(statement.integer(10), 0) + 1);
+    message.attempt =
+        static_cast<std::uint32_t>(std::max<std::int64_t>(statement.integer(10), 0) + 1);
     message.redelivered = statement.integer(11) != 0;
     message.queue = statement.text(12);
     rows.push_back(std::move(row));

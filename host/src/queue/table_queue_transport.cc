@@ -42,9 +42,10 @@ std::string lease_owner_for(const std::string& host_name) {
 
 struct TableQueueTransport::Subscriber {
   transport::Subscription subscription;
-  std::size_t unsettled = 0;             // handed to the sink, not written settled yet
-  std::size_t queued = 0;                // of those, settled by the runtime, awaiting a round
-  bool maybe_ready = true;               // rows may be waiting: worth a claim
+  std::size_t unsettled = 0;  // handed to the sink, not written settled yet
+  std::size_t queued = 0;     // of those, settled by the runtime, awaiting a round
+  std::size_t lost = 0;       // of those, held still but whose leases were lost (marked stale)
+  bool maybe_ready = true;    // rows may be waiting: worth a claim
   std::optional<Clock::time_point> due;  // when the next pending row falls due
   RoundPacing pacing;                    // overlap or whole batches (round_pacing.h)
 };
@@ -377,8 +378,17 @@ bool TableQueueTransport::round(std::vector<Settling>& settlements) {
           const Subscriber& subscriber = *subscribers_[i];
           const int in_flight = static_cast<int>(subscriber.unsettled) - settled_here[i];
           const int room = static_cast<int>(subscriber.subscription.prefetch) - in_flight;
+          // Rows whose leases were lost, unless this round writes their settlements.
+          int lost = static_cast<int>(subscriber.lost);
+          for (std::size_t k = 0; lost > 0 && k < settlements.size(); ++k) {
+            const Settling& s = settlements[k];
+            if (s.subscriber == i && s.state->stale.load() &&
+                s.state->held_slot != ClaimedState::kNotHeld)
+              --lost;
+          }
+          const int live = in_flight - std::max(lost, 0);
           if (consuming_ && subscriber.maybe_ready && room > 0)
-            wanted.push_back(Wanted{i, room, in_flight <= 0});
+            wanted.push_back(Wanted{i, room, live <= 0});
         }
       }
       for (const auto& [index, room, idle] : wanted) {
@@ -430,9 +440,12 @@ bool TableQueueTransport::round(std::vector<Settling>& settlements) {
     std::lock_guard lock(mutex_);
     const auto steady_now = Clock::now();
     for (std::size_t i = 0; i < settlements.size(); ++i) {
-      unhold(*settlements[i].state);
       // A row given back or rescheduled is claimable again: at once, or when its delay ends.
       Subscriber& owner = *subscribers_[settlements[i].subscriber];
+      if (settlements[i].state->held_slot != ClaimedState::kNotHeld &&
+          settlements[i].state->stale.load() && owner.lost > 0)
+        --owner.lost;
+      unhold(*settlements[i].state);
       if (owner.unsettled > 0)
         --owner.unsettled;
       using Kind = transport::Settlement::Kind;
@@ -500,11 +513,15 @@ bool TableQueueTransport::round(std::vector<Settling>& settlements) {
 
 void TableQueueTransport::heartbeat() {
   std::vector<std::shared_ptr<ClaimedState>> states;
+  std::vector<std::size_t> owners;
   {
     std::lock_guard lock(mutex_);
     states.reserve(held_.size());
-    for (const auto& held : held_)
+    owners.reserve(held_.size());
+    for (const auto& held : held_) {
       states.push_back(held.state);
+      owners.push_back(held.subscriber);
+    }
   }
   if (states.empty())
     return;
@@ -524,10 +541,15 @@ void TableQueueTransport::heartbeat() {
       return;
     }
   }
-  // A row settled meanwhile is marked too: nothing reads the mark of a settled row.
+  // A row settled meanwhile is marked too: nothing reads the mark of a settled row. Those still
+  // held are counted as lost: their worker's place is taken, but not by a row that can run into
+  // another (a suspect may be claimed beside them, claim_suspect).
+  std::lock_guard lock(mutex_);
   for (std::size_t i = 0; i < states.size(); ++i) {
-    if (!kept[i])
-      states[i]->stale.store(true);
+    if (kept[i] || states[i]->stale.exchange(true))
+      continue;
+    if (states[i]->held_slot != ClaimedState::kNotHeld)
+      ++subscribers_[owners[i]]->lost;
   }
 }
 
