@@ -45,6 +45,7 @@ struct TableQueueTransport::Subscriber {
   std::size_t unsettled = 0;  // handed to the sink, not written settled yet
   std::size_t queued = 0;     // of those, settled by the runtime, awaiting a round
   std::size_t lost = 0;       // of those, held still but whose leases were lost (marked stale)
+  std::size_t suspects = 0;   // of those, claimed alone: nothing else is claimed beside them
   bool maybe_ready = true;    // rows may be waiting: worth a claim
   std::optional<Clock::time_point> due;  // when the next pending row falls due
   RoundPacing pacing;                    // overlap or whole batches (round_pacing.h)
@@ -351,6 +352,7 @@ bool TableQueueTransport::round(std::vector<Settling>& settlements) {
     std::size_t subscriber;
     int asked;
     std::vector<ClaimedRow> rows;
+    bool suspect = false;
   };
   std::vector<Claim> claims;
   // How many of this round's settlements are each worker's: their rows' places are free for the
@@ -387,7 +389,8 @@ bool TableQueueTransport::round(std::vector<Settling>& settlements) {
               --lost;
           }
           const int live = in_flight - std::max(lost, 0);
-          if (consuming_ && subscriber.maybe_ready && room > 0)
+          // A suspect in flight runs alone: nothing more until its settlement is written.
+          if (consuming_ && subscriber.maybe_ready && room > 0 && subscriber.suspects == 0)
             wanted.push_back(Wanted{i, room, live <= 0});
         }
       }
@@ -400,7 +403,7 @@ bool TableQueueTransport::round(std::vector<Settling>& settlements) {
           suspect = database_->claim_suspect(queue, options_.lease);
         Claim claim = suspect.empty()
                           ? Claim{index, room, database_->claim(queue, room, options_.lease)}
-                          : Claim{index, 1, std::move(suspect)};
+                          : Claim{index, 1, std::move(suspect), true};
         for (const auto& row : claim.rows) {
           if (!row.malformed.empty())
             database_->bury(row.lease, "malformed row: " + row.malformed);
@@ -442,9 +445,12 @@ bool TableQueueTransport::round(std::vector<Settling>& settlements) {
     for (std::size_t i = 0; i < settlements.size(); ++i) {
       // A row given back or rescheduled is claimable again: at once, or when its delay ends.
       Subscriber& owner = *subscribers_[settlements[i].subscriber];
-      if (settlements[i].state->held_slot != ClaimedState::kNotHeld &&
-          settlements[i].state->stale.load() && owner.lost > 0)
-        --owner.lost;
+      if (settlements[i].state->held_slot != ClaimedState::kNotHeld) {
+        if (settlements[i].state->stale.load() && owner.lost > 0)
+          --owner.lost;
+        if (settlements[i].state->suspect && owner.suspects > 0)
+          --owner.suspects;
+      }
       unhold(*settlements[i].state);
       if (owner.unsettled > 0)
         --owner.unsettled;
@@ -477,8 +483,12 @@ bool TableQueueTransport::round(std::vector<Settling>& settlements) {
     bool delivering = false;
     for (std::size_t c = 0; c < claims.size(); ++c) {
       delivering = delivering || !claimed[c].empty();
-      for (auto& state : claimed[c])
+      for (auto& state : claimed[c]) {
+        state->suspect = claims[c].suspect;
         hold(claims[c].subscriber, std::move(state));
+      }
+      if (claims[c].suspect)
+        subscribers_[claims[c].subscriber]->suspects += claimed[c].size();
       subscribers_[claims[c].subscriber]->unsettled += claimed[c].size();
     }
     for (const auto& [index, due_in] : due_of_short) {

@@ -73,6 +73,7 @@ class TableQueueTransport : public transport::Transport {
     static constexpr std::size_t kNotHeld = static_cast<std::size_t>(-1);
     ClaimedRow row;
     std::atomic<bool> stale{false};  // the lease was lost: the runtime must not handle it
+    bool suspect = false;  // claimed alone, as a row some host died holding (claim_suspect)
     // Its place in held_ (guarded by mutex_), so that settling it needs no lookup by id: two
     // claims of one row (the first one's lease expired) are two entries, each settled alone.
     mutable std::size_t held_slot = kNotHeld;
