@@ -12,7 +12,8 @@
 namespace warren::cli {
 namespace {
 
-// Like [broker] password_file: the whole file, trailing newlines stripped, never empty.
+// Like [broker] password_file: the whole file, trailing newlines stripped, never empty, readable
+// by its owner only (secret_file_exposure).
 bool read_broker_password_file(const std::filesystem::path& file, config::BrokerConfig& broker) {
   std::string os_error;
   std::optional<std::string> content = config::read_text_file(file, os_error);
@@ -24,6 +25,10 @@ bool read_broker_password_file(const std::filesystem::path& file, config::Broker
               << (content ? "the file is empty" : "cannot read it: " + os_error)
               << "; put the broker password in it (a systemd unit loads it with "
                  "LoadCredential=)\n";
+    return false;
+  }
+  if (std::optional<std::string> exposure = config::secret_file_exposure(file)) {
+    std::cerr << "--broker-password-file " << *exposure << "\n";
     return false;
   }
   broker.password = std::move(*content);
