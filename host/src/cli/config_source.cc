@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "broker/tls_client_files.h"
 #include "config/amqp_uri.h"
 #include "config/config_files.h"
 #include "config/config_loader.h"
@@ -76,6 +77,15 @@ std::optional<config::Config> load_config_for_cli(const ConfigOptions& options) 
     if (!options.broker_password_file.empty() &&
         !read_broker_password_file(options.broker_password_file, config.broker)) {
       return std::nullopt;
+    }
+    // Loaded once here as each connection will load them: a key that is not the certificate's
+    // stops every verb at once (exit 2), instead of failing every connection attempt of `run`.
+    const config::TlsConfig& tls = config.broker.tls;
+    if (!tls.ca_file.empty() || !tls.cert_file.empty()) {
+      if (std::optional<std::string> problem = broker::tls_client_files_problem(tls)) {
+        std::cerr << options.file << ": [broker] " << *problem << "\n";
+        return std::nullopt;
+      }
     }
     return config;
   } catch (const config::ConfigError& error) {
