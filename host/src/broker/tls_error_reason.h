@@ -7,8 +7,9 @@
 
 namespace warren::broker {
 
-// The reason of the most recent error in this thread's OpenSSL error queue, or "" when it is
-// empty; the queue is cleared, so a later failure never shows an old reason.
+// The reason of the most recent error in this thread's OpenSSL error queue (the OS error when a
+// file could not be read), or "" when it is empty; the queue is cleared, so a later failure never
+// shows an old reason.
 std::string take_tls_error_reason();
 
 }  // namespace warren::broker

@@ -111,6 +111,13 @@ TEST_F(TlsClientFiles, UnparsableOrEncryptedKey_IsRefusedWithoutAskingForAPassph
   }
 }
 
+TEST_F(TlsClientFiles, MissingCertificate_IsRefusedWithTheOsReason) {
+  const std::filesystem::path missing = dir_.path() / "missing.pem";
+  EXPECT_THAT(tls_client_files_problem(files(missing, key_file_)),
+              Optional("cert_file \"" + missing.string() +
+                       "\" holds no usable certificate: No such file or directory"));
+}
+
 TEST_F(TlsClientFiles, UnparsableCaFile_IsRefusedNamingIt) {
   EXPECT_THAT(tls_client_files_problem(files({}, {}, garbage_file_)),
               Optional(HasSubstr("ca_file \"" + garbage_file_.string() +
