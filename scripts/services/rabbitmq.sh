@@ -2,7 +2,8 @@
 # A private RabbitMQ node for tests and scripts/run: its own node name, cookie, epmd, loopback
 # ports and data, all under one state directory, so it never meets a system broker or another run.
 #
-# Usage: [WARREN_RABBITMQ_TLS=1] scripts/services/rabbitmq.sh start|stop|env DIR
+# Usage: [WARREN_RABBITMQ_TLS=1 [WARREN_RABBITMQ_TLS_CLIENT=1]] scripts/services/rabbitmq.sh
+#          start|stop|env DIR
 #    or: source scripts/services/rabbitmq.sh; rabbitmq_start DIR; ...; rabbitmq_stop DIR
 #
 # `start` writes DIR/env (source it) exporting
@@ -19,6 +20,13 @@
 #   WARREN_TEST_CA_FILE        DIR/tls/ca.pem: a throwaway CA made for this DIR, which signed the
 #                              server certificate. That certificate names DNS:localhost only, so
 #                              amqps://127.0.0.1:TLS_PORT/ fails hostname verification on purpose.
+# and, when also WARREN_RABBITMQ_TLS_CLIENT=1 (tests/integration/test_tls_client_certs.py starts
+# such a node of its own): the listener requires a client certificate from that CA
+# (fail_if_no_peer_cert), and the CA also signed, before its key was deleted,
+#   WARREN_TEST_CLIENT_CERT_FILE, WARREN_TEST_CLIENT_KEY_FILE  DIR/tls/client.{pem,key} (the key
+#                              mode 0600): a client certificate for CN=warren-test-client, 30 days
+#   WARREN_TEST_EXPIRED_CLIENT_CERT_FILE  DIR/tls/expired-client.pem: for the same key, a
+#                              certificate whose validity ended a day before it was made
 # `stop` stops the broker and its epmd and leaves no process behind; DIR is kept, so a later
 # `start DIR` brings back the same node with its durable queues and messages.
 #
@@ -27,7 +35,8 @@
 #
 # Broker settings (DIR/rabbitmq.conf): no plugins; consumer_timeout 600000 ms (10 min, so a test
 # may hold a delivery in a long handler without the broker closing the channel); with
-# WARREN_RABBITMQ_TLS=1 also a TLS listener (see above; certificates made in about 0.1 s).
+# WARREN_RABBITMQ_TLS=1 also a TLS listener (see above; certificates made in about 0.1 s), which
+# requires client certificates with WARREN_RABBITMQ_TLS_CLIENT=1.
 
 _rabbitmq_script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=scripts/services/common.sh
@@ -151,9 +160,11 @@ log.console = false
 log.file.level = info
 EOF
   echo '[].' >"$dir/enabled_plugins"
+  local client_certificates=false
+  [[ ${WARREN_RABBITMQ_TLS:-0} == 1 && ${WARREN_RABBITMQ_TLS_CLIENT:-0} == 1 ]] && client_certificates=true
   if [[ ${WARREN_RABBITMQ_TLS:-0} == 1 ]]; then
     tls_port=$(free_ports 1) || return 1
-    _rabbitmq_make_certificates "$dir/tls" || return 1
+    _rabbitmq_make_certificates "$dir/tls" "$client_certificates" || return 1
     cat >>"$dir/rabbitmq.conf" <<EOF
 # WARREN_RABBITMQ_TLS=1: a TLS listener with a server certificate from the throwaway CA.
 listeners.ssl.default = 127.0.0.1:$tls_port
@@ -161,7 +172,7 @@ ssl_options.cacertfile = $dir/tls/ca.pem
 ssl_options.certfile = $dir/tls/server.pem
 ssl_options.keyfile = $dir/tls/server.key
 ssl_options.verify = verify_peer
-ssl_options.fail_if_no_peer_cert = false
+ssl_options.fail_if_no_peer_cert = $client_certificates
 ssl_options.versions.1 = tlsv1.3
 ssl_options.versions.2 = tlsv1.2
 EOF
@@ -205,6 +216,11 @@ EOF
       _env_line WARREN_TEST_AMQPS_PORT "$tls_port" export
       _env_line WARREN_TEST_CA_FILE "$dir/tls/ca.pem" export
     fi
+    if [[ $client_certificates == true ]]; then
+      _env_line WARREN_TEST_CLIENT_CERT_FILE "$dir/tls/client.pem" export
+      _env_line WARREN_TEST_CLIENT_KEY_FILE "$dir/tls/client.key" export
+      _env_line WARREN_TEST_EXPIRED_CLIENT_CERT_FILE "$dir/tls/expired-client.pem" export
+    fi
   } >"$dir/env"
 
   _write_wrapper "$dir/rabbitmqctl" "rabbitmqctl bound to the private node in $dir" \
@@ -216,10 +232,11 @@ EOF
     "exec $(printf %q "$_rabbitmq_script_dir/rabbitmq.sh") stop $(printf %q "$dir")"
 }
 
-# _rabbitmq_make_certificates DIR: a throwaway CA (DIR/ca.pem, valid 30 days; its key is deleted
-# once it has signed) and a server key and certificate for DNS:localhost (DIR/server.{key,pem}).
+# _rabbitmq_make_certificates DIR CLIENT: a throwaway CA (DIR/ca.pem, valid 30 days; its key is
+# deleted once it has signed) and a server key and certificate for DNS:localhost
+# (DIR/server.{key,pem}); with CLIENT=true also the client certificates described at the top.
 _rabbitmq_make_certificates() {
-  local dir=$1
+  local dir=$1 client=$2
   if ! command -v openssl >/dev/null; then
     echo "rabbitmq_start: WARREN_RABBITMQ_TLS=1 needs the openssl command (apt-get install openssl)" >&2
     return 1
@@ -238,6 +255,19 @@ _rabbitmq_make_certificates() {
       "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=serverAuth" >server.ext
     openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 30 \
       -extfile server.ext -out server.pem
+    if [[ $client == true ]]; then
+      openssl req -new -nodes -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+        -keyout client.key -out client.csr -subj "/CN=warren-test-client"
+      printf '%s\n' "basicConstraints=critical,CA:FALSE" "keyUsage=critical,digitalSignature" \
+        "extendedKeyUsage=clientAuth" >client.ext
+      openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 30 \
+        -extfile client.ext -out client.pem
+      # -days -1: notAfter a day in the past (OpenSSL 3.0 has no -not_after).
+      openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days -1 \
+        -extfile client.ext -out expired-client.pem
+      rm -f client.csr client.ext
+      chmod 644 client.pem expired-client.pem
+    fi
     rm -f ca.key ca.srl server.csr server.ext
     chmod 644 ca.pem server.pem
   ) >"$dir/openssl.log" 2>&1; then

@@ -16,9 +16,9 @@ import pytest
 from testkit_cleanup import created  # noqa: F401,F811 (a fixture)
 from testkit_config import classic_queue, cli_environment, scripted_worker, warren_config, \
     warren_options
-from testkit_traffic import Tally
-from testkit_transport import amqps_port, readyz_status, require_tls_broker
-from warren_testkit import WarrenProcess, env, free_port, wait_until, warren_cli
+from testkit_transport import amqps_port, assert_consumes_and_publishes_over_tls, \
+    assert_refused_over_tls, require_tls_broker
+from warren_testkit import env, free_port, warren_cli
 
 
 @pytest.fixture(autouse=True)
@@ -42,37 +42,14 @@ def tls_config(queue: str, record_file, host: str, *, ca_file: bool, port: int =
         metrics={"enabled": True, "listen": f"127.0.0.1:{port}"} if port else None)
 
 
-def refused_for(process: WarrenProcess, host: str, reason: str, port: int) -> None:
-    """Waits until the consumer has failed to connect twice for REASON (it keeps trying), then
-    checks that it never consumed and is not ready."""
-    failed = re.compile(rf"^\S+ warning +cannot connect to {re.escape(amqps_uri(host))}: "
-                        rf"{re.escape(reason)}$", re.MULTILINE)
-    wait_until(lambda: len(failed.findall(process.logs())) >= 2, 30,
-               what=lambda: f"two connection attempts refused with '{reason}': "
-                            f"{process.describe()}")
-    assert process.running(), process.describe()
-    assert "consuming" not in process.logs(), process.describe()
-    assert readyz_status(f"127.0.0.1:{port}") == 503, process.describe()
-
-
 def test_Amqps_WithTheBrokersCaFile_ConsumesAndPublishesOverTls(
         broker, created, warren, record_file, tmp_path):
     queue, out_queue = created.queue("tls-work"), created.queue("tls-out")
     config = tls_config(queue, record_file, "localhost", ca_file=True, out_queue=out_queue)
     process = warren(config, **warren_options())
     process.wait_ready(timeout=30)
-
-    ids = broker.publish_many("", queue, 20, prefix="tls",
-                              headers={"x-test-action": f"publish::{out_queue}"})
-    wait_until(lambda: Tally.of(ids, record_file.ids()).complete, 30,
-               what=lambda: Tally.of(ids, record_file.ids()).summary())
-    Tally.of(ids, record_file.ids()).assert_exactly_once()
-    wait_until(lambda: broker.message_count(out_queue) == len(ids), 15,
-               what="the handlers' publishes over the TLS publisher connection")
-    logs = process.logs()
-    assert re.search(rf"connected to {re.escape(amqps_uri('localhost'))}; 1 worker\(s\) consuming",
-                     logs), process.describe()
-    assert f"publisher connected to {amqps_uri('localhost')}" in logs, process.describe()
+    assert_consumes_and_publishes_over_tls(process, broker, amqps_uri("localhost"), queue,
+                                           out_queue, record_file)
 
     config_path = tmp_path / "warren.toml"
     config_path.write_text(config)
@@ -87,7 +64,8 @@ def test_Amqps_WithoutCaFile_CertificateVerificationFailsAndWarrenIsNotReady(
     queue, port = created.queue("tls-no-ca"), free_port()
     process = warren(tls_config(queue, record_file, "localhost", ca_file=False, port=port),
                      **warren_options())
-    refused_for(process, "localhost", "SSL peer cert verification failed", port)
+    assert_refused_over_tls(process, amqps_uri("localhost"),
+                            re.escape("SSL peer cert verification failed"), port)
 
 
 def test_Amqps_ByANameNotInTheCertificate_HostnameVerificationFailsAndWarrenIsNotReady(
@@ -96,4 +74,5 @@ def test_Amqps_ByANameNotInTheCertificate_HostnameVerificationFailsAndWarrenIsNo
     queue, port = created.queue("tls-wrong-name"), free_port()
     process = warren(tls_config(queue, record_file, "127.0.0.1", ca_file=True, port=port),
                      **warren_options())
-    refused_for(process, "127.0.0.1", "SSL hostname verification failed", port)
+    assert_refused_over_tls(process, amqps_uri("127.0.0.1"),
+                            re.escape("SSL hostname verification failed"), port)

@@ -199,7 +199,10 @@ def test_PackagedConfig_PassesCheckAsTheWarrenUserWithACredentialFile(packages):
     try:
         scratch.chmod(0o755)
         (scratch / "broker-password").write_text("guest\n")
-        (scratch / "broker-password").chmod(0o644)
+        # As systemd leaves a credential: readable by the service's user alone (warren refuses a
+        # secret file others may read).
+        (scratch / "broker-password").chmod(0o600)
+        shutil.chown(scratch / "broker-password", "warren", "warren")
         (scratch / "state" / "emails").mkdir(parents=True)
         shutil.chown(scratch / "state", "warren", "warren")
         shutil.chown(scratch / "state" / "emails", "warren", "warren")
@@ -347,6 +350,7 @@ queue = "{queue}"
 """)
     password = tmp_path / "broker-password"
     password.write_text(broker_password())
+    password.chmod(0o600)  # a secret file others may read is refused
     trace, log = tmp_path / "trace", tmp_path / "log"
     with open(log, "wb") as output:
         tracer = subprocess.Popen(["strace", "-f", "-qq", "-o", str(trace), WARREN, "run", "-c",

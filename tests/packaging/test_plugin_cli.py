@@ -1,7 +1,8 @@
 """The plugin author's and the operator's verbs on the build tree: `warren plugin new` writes the
 template (compiled into the binary) with the name filled in; `warren plugins` says which plugin
 file each worker would load, what its descriptor says and whether the loader accepts it;
-`--broker-password-file` logs in with a password read from a file (a systemd credential); and
+`--broker-password-file` logs in with a password read from a file (a systemd credential), and
+refuses one that others may read; and
 `warren run` under a NOTIFY_SOCKET speaks systemd's notify protocol (READY=1 once consuming,
 STOPPING=1 on SIGTERM). The .deb packages themselves are tested by test_deb_packages.py."""
 
@@ -196,6 +197,7 @@ def test_BrokerPasswordFile_LogsInWithTheFilesPasswordAndOverridesTheEnvironment
     config.write_text(f'[broker]\nuri = "{uri_without_password()}"\npublish_timeout = "3s"\n')
     password_file = tmp_path / "broker-password"
     password_file.write_text(urllib.parse.urlsplit(env("WARREN_TEST_AMQP_URI")).password + "\n")
+    password_file.chmod(0o600)  # a secret file others may read is refused
     publish = ("publish", "-c", str(config), "--exchange", "", "--routing-key", queue)
     try:
         good = warren_cli(*publish, "--body", "one", "--broker-password-file", str(password_file),
@@ -204,12 +206,22 @@ def test_BrokerPasswordFile_LogsInWithTheFilesPasswordAndOverridesTheEnvironment
         bad = warren_cli(*publish, "--body", "two", "--broker-password-file", str(password_file))
         missing = warren_cli(*publish, "--body", "three", "--broker-password-file",
                              str(tmp_path / "absent"))
+        password_file.chmod(0o644)
+        exposed = warren_cli(*publish, "--body", "four", "--broker-password-file",
+                             str(password_file))
 
         assert good.returncode == 0, good.stderr
         assert broker.get(queue).body == b"one"
         assert bad.returncode == 1, bad.stderr
         assert missing.returncode == 2
         assert f"--broker-password-file {tmp_path / 'absent'}: cannot read it" in missing.stderr
+        assert exposed.returncode == 2
+        # "... readable by others" under root (which may share with its group), "by group and
+        # others" under any other user.
+        assert exposed.stderr.startswith(f'--broker-password-file "{password_file}" is readable '
+                                         f"by "), exposed.stderr
+        assert (f"(mode 0644); a secret must be readable by its owner only: chmod 600 "
+                f"{password_file}" in exposed.stderr), exposed.stderr
     finally:
         broker.delete_queue(queue)
 

@@ -8,6 +8,7 @@
 
 #include "broker/amqp_errors.h"
 #include "broker/amqp_table.h"
+#include "broker/tls_error_reason.h"
 #include "warren_version.h"
 
 namespace warren::broker {
@@ -21,6 +22,17 @@ timeval to_timeval(std::chrono::milliseconds duration) {
   tv.tv_sec = static_cast<time_t>(duration.count() / 1000);
   tv.tv_usec = static_cast<suseconds_t>((duration.count() % 1000) * 1000);
   return tv;
+}
+
+// rabbitmq-c's status for a TLS failure, with OpenSSL's reason when it left one: a broker that
+// refuses the client certificate shows as "a socket error occurred (tlsv13 alert certificate
+// required)" rather than the bare status.
+std::string with_tls_reason(std::string status, const BrokerEndpoint& endpoint) {
+  if (!endpoint.tls)
+    return status;
+  if (const std::string reason = take_tls_error_reason(); !reason.empty())
+    status += " (" + reason + ")";
+  return status;
 }
 
 amqp_socket_t* make_socket(amqp_connection_state_t state, const BrokerEndpoint& endpoint,
@@ -37,12 +49,15 @@ amqp_socket_t* make_socket(amqp_connection_state_t state, const BrokerEndpoint& 
   }
   if (!tls.ca_file.empty() &&
       amqp_ssl_socket_set_cacert(socket, tls.ca_file.c_str()) != AMQP_STATUS_OK) {
-    throw ConnectionLost("cannot load the CA file " + tls.ca_file.string());
+    throw ConnectionLost(
+        with_tls_reason("cannot load the CA file " + tls.ca_file.string(), endpoint));
   }
   if (!tls.cert_file.empty() && amqp_ssl_socket_set_key(socket, tls.cert_file.c_str(),
                                                         tls.key_file.c_str()) != AMQP_STATUS_OK) {
-    throw ConnectionLost("cannot load the client certificate " + tls.cert_file.string() +
-                         " and key " + tls.key_file.string());
+    throw ConnectionLost(with_tls_reason("cannot load the client certificate " +
+                                             tls.cert_file.string() + " and key " +
+                                             tls.key_file.string(),
+                                         endpoint));
   }
   return socket;
 }
@@ -65,6 +80,8 @@ std::unique_ptr<AmqpConnection> AmqpConnection::open(const BrokerEndpoint& endpo
   std::unique_ptr<AmqpConnection> connection(new AmqpConnection(state, endpoint));
   const std::string where = endpoint.describe();
   try {
+    if (endpoint.tls)
+      take_tls_error_reason();  // so that a reason below is this attempt's, never an older one
     amqp_socket_t* socket = make_socket(state, endpoint, options.tls);
     if (socket == nullptr)
       throw ConnectionLost("cannot create a socket");
@@ -72,7 +89,7 @@ std::unique_ptr<AmqpConnection> AmqpConnection::open(const BrokerEndpoint& endpo
     const int opened =
         amqp_socket_open_noblock(socket, endpoint.host.c_str(), endpoint.port, &connect_timeout);
     if (opened != AMQP_STATUS_OK)
-      throw ConnectionLost(status_text(opened));
+      throw ConnectionLost(with_tls_reason(status_text(opened), endpoint));
     connection->fd_ = amqp_socket_get_sockfd(socket);
     timeval rpc_timeout = to_timeval(options.connect_timeout);
     amqp_set_handshake_timeout(state, &rpc_timeout);
@@ -106,7 +123,7 @@ std::unique_ptr<AmqpConnection> AmqpConnection::open(const BrokerEndpoint& endpo
                                    heartbeat_seconds, &client_properties, AMQP_SASL_METHOD_PLAIN,
                                    endpoint.user.c_str(), endpoint.password.c_str());
     if (login.reply_type != AMQP_RESPONSE_NORMAL)
-      throw ConnectionLost(reply_text(login));
+      throw ConnectionLost(with_tls_reason(reply_text(login), endpoint));
   } catch (const ConnectionLost& e) {
     throw ConnectionLost("cannot connect to " + where + ": " + e.what());
   }

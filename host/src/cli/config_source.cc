@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "broker/tls_client_files.h"
 #include "config/amqp_uri.h"
 #include "config/config_files.h"
 #include "config/config_loader.h"
@@ -12,7 +13,8 @@
 namespace warren::cli {
 namespace {
 
-// Like [broker] password_file: the whole file, trailing newlines stripped, never empty.
+// Like [broker] password_file: the whole file, trailing newlines stripped, never empty, readable
+// by its owner only (secret_file_exposure).
 bool read_broker_password_file(const std::filesystem::path& file, config::BrokerConfig& broker) {
   std::string os_error;
   std::optional<std::string> content = config::read_text_file(file, os_error);
@@ -24,6 +26,10 @@ bool read_broker_password_file(const std::filesystem::path& file, config::Broker
               << (content ? "the file is empty" : "cannot read it: " + os_error)
               << "; put the broker password in it (a systemd unit loads it with "
                  "LoadCredential=)\n";
+    return false;
+  }
+  if (std::optional<std::string> exposure = config::secret_file_exposure(file)) {
+    std::cerr << "--broker-password-file " << *exposure << "\n";
     return false;
   }
   broker.password = std::move(*content);
@@ -71,6 +77,15 @@ std::optional<config::Config> load_config_for_cli(const ConfigOptions& options) 
     if (!options.broker_password_file.empty() &&
         !read_broker_password_file(options.broker_password_file, config.broker)) {
       return std::nullopt;
+    }
+    // Loaded once here as each connection will load them: a key that is not the certificate's
+    // stops every verb at once (exit 2), instead of failing every connection attempt of `run`.
+    const config::TlsConfig& tls = config.broker.tls;
+    if (!tls.ca_file.empty() || !tls.cert_file.empty()) {
+      if (std::optional<std::string> problem = broker::tls_client_files_problem(tls)) {
+        std::cerr << options.file << ": [broker] " << *problem << "\n";
+        return std::nullopt;
+      }
     }
     return config;
   } catch (const config::ConfigError& error) {

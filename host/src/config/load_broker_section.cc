@@ -113,6 +113,10 @@ void read_tls(TableReader& table, const LoadContext& context, BrokerConfig& brok
       *file = context.resolve(*file);
     }
   }
+  // The client key is a secret like a password file: only OpenSSL reads it, at connect time, but
+  // its permissions are checked here, at load.
+  if (has_key)
+    check_secret_file(table, "key_file", tls.key_file);
   if (has_cert && !has_key) {
     table.report("cert_file", "a client certificate needs its key: set key_file too");
   } else if (has_key && !has_cert) {

@@ -1,7 +1,8 @@
 """Levers and gauges for tests of the transport's edges (test_transport_edges.py, test_tls.py):
 /readyz of a running warren (its metrics: testkit_metrics), a broker user of the test's own, the
 broker's memory alarm and application settings (consumer_timeout), and the TLS listener that
-scripts/services/rabbitmq.sh opens with WARREN_RABBITMQ_TLS=1.
+scripts/services/rabbitmq.sh opens with WARREN_RABBITMQ_TLS=1, with the checks that warren works
+over it or is refused by it (test_tls.py, test_tls_client_certs.py).
 (Free and closed ports: testkit_env.free_port.)
 
 Each rabbitmqctl call starts an Erlang VM (about a second here, more on a busy machine), so these
@@ -9,6 +10,7 @@ helpers make as few as they can and wait on conditions rather than sleeping.
 """
 
 import os
+import re
 import secrets
 import shutil
 import urllib.parse
@@ -20,6 +22,7 @@ import requests
 
 from testkit_broker import Broker
 from testkit_env import skip_or_fail, unique_name, wait_until
+from testkit_traffic import Tally
 
 
 # -- what a running warren reports -----------------------------------------------------------------
@@ -138,3 +141,35 @@ def amqps_port() -> int:
     port = urllib.parse.urlsplit(os.environ["WARREN_TEST_AMQPS_URI"]).port
     assert port is not None, "WARREN_TEST_AMQPS_URI has no port"
     return port
+
+
+def assert_consumes_and_publishes_over_tls(process, broker: Broker, uri: str, queue: str,
+                                           out_queue: str, record_file, count: int = 20) -> None:
+    """Publishes COUNT messages to QUEUE over the kit's plain connection, each asking its handler
+    to publish to OUT_QUEUE, then checks that the running warren PROCESS, connected to URI
+    (amqps://...), handled each exactly once and published all COUNT over its TLS publisher."""
+    ids = broker.publish_many("", queue, count, prefix="tls",
+                              headers={"x-test-action": f"publish::{out_queue}"})
+    wait_until(lambda: Tally.of(ids, record_file.ids()).complete, 30,
+               what=lambda: Tally.of(ids, record_file.ids()).summary())
+    Tally.of(ids, record_file.ids()).assert_exactly_once()
+    wait_until(lambda: broker.message_count(out_queue) == len(ids), 15,
+               what=f"the handlers' {count} publishes over the TLS publisher connection")
+    logs = process.logs()
+    assert re.search(rf"connected to {re.escape(uri)}; 1 worker\(s\) consuming", logs), \
+        process.describe()
+    assert f"publisher connected to {uri}" in logs, process.describe()
+
+
+def assert_refused_over_tls(process, uri: str, reason: str, port: int) -> None:
+    """Waits until the running warren PROCESS's consumer has failed twice to connect to URI, the
+    rest of its log line matching the regular expression REASON (it keeps trying), then checks
+    that it never consumed and that its /readyz (metrics on 127.0.0.1:PORT) answers 503."""
+    failed = re.compile(rf"^\S+ warning +cannot connect to {re.escape(uri)}: {reason}$",
+                        re.MULTILINE)
+    wait_until(lambda: len(failed.findall(process.logs())) >= 2, 30,
+               what=lambda: f"two connection attempts refused with '{reason}': "
+                            f"{process.describe()}")
+    assert process.running(), process.describe()
+    assert "consuming" not in process.logs(), process.describe()
+    assert readyz_status(f"127.0.0.1:{port}") == 503, process.describe()

@@ -197,10 +197,12 @@ uri = "amqps://h/"
 cert_file = "/etc/warren/client.pem"
 )"),
               ElementsAre(Problem(4, 13, "broker.cert_file", HasSubstr("set key_file too"))));
+  const TempFile key_file("-----BEGIN PRIVATE KEY-----\n");
   EXPECT_THAT(problems_of(R"(
 [broker]
 uri = "amqps://h/"
-key_file = "/etc/warren/client.key"
+key_file = ")" + key_file.str() +
+                          R"("
 )"),
               ElementsAre(Problem(4, 12, "broker.key_file", HasSubstr("set cert_file too"))));
 }

@@ -103,11 +103,14 @@ inline int line_of(std::string_view document, std::string_view line, int occurre
 }
 
 // A file holding `content`, alone in a fresh temporary directory (test_support::TempDir), both
-// removed at scope exit.
+// removed at scope exit. Mode 0600 whatever the umask: most hold secrets (password_file,
+// dsn_file, key_file), which the loader refuses when others may read them.
 class TempFile {
  public:
   explicit TempFile(std::string_view content) : path_(dir_.path() / "file") {
     std::ofstream(path_, std::ios::binary) << content;
+    std::filesystem::permissions(
+        path_, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   }
   const std::filesystem::path& path() const { return path_; }
   std::string str() const { return path_.string(); }

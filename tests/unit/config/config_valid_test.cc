@@ -16,7 +16,7 @@ using ::testing::ElementsAre;
 using ::testing::Pair;
 
 std::string full_config(const std::string& metrics_password_file,
-                        const std::string& broker_password_file) {
+                        const std::string& broker_password_file, const std::string& key_file) {
   return R"(
 [host]
 name = "livraria-worker-1"
@@ -48,7 +48,8 @@ reconnect_initial = "250ms"
 reconnect_max = "1m"
 ca_file = "/etc/warren/ca.pem"
 cert_file = "/etc/warren/client.pem"
-key_file = "/etc/warren/client.key"
+key_file = ")" +
+         key_file + R"("
 
 [[exchanges]]
 name = "livraria.eventos"
@@ -135,7 +136,9 @@ class FullConfig : public ::testing::Test {
  protected:
   TempFile metrics_password_{"metrics-secret\n"};
   TempFile broker_password_{"broker-secret\r\n"};
-  std::string text_ = full_config(metrics_password_.str(), broker_password_.str());
+  TempFile client_key_{"-----BEGIN PRIVATE KEY-----\n"};  // only its permissions are checked
+  std::string text_ =
+      full_config(metrics_password_.str(), broker_password_.str(), client_key_.str());
   Config config_ = test::parse(text_);
 };
 
@@ -169,7 +172,7 @@ TEST_F(FullConfig, Broker_HoldsTheValuesWrittenAndThePasswordFromItsFile) {
   EXPECT_EQ(broker.reconnect_max, 1min);
   EXPECT_EQ(broker.tls.ca_file, "/etc/warren/ca.pem");
   EXPECT_EQ(broker.tls.cert_file, "/etc/warren/client.pem");
-  EXPECT_EQ(broker.tls.key_file, "/etc/warren/client.key");
+  EXPECT_EQ(broker.tls.key_file, client_key_.path());
 }
 
 TEST_F(FullConfig, Exchanges_HoldTheirTypesFlagsArgumentsAndPlace) {

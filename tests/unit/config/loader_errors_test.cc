@@ -139,6 +139,9 @@ TEST(LoadConfig, File_IsParsedWithProblemsNamingItAndRelativeSecretsBesideIt) {
   const test_support::TempDir temp;
   const std::filesystem::path& directory = temp.path();
   std::ofstream(directory / "broker.password") << "beside-the-config\n";
+  std::filesystem::permissions(
+      directory / "broker.password",  // a secret: the owner's only
+      std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   std::ofstream(directory / "warren.toml") << "[broker]\nuri = \"amqp://guest@h/\"\n"
                                               "password_file = \"broker.password\"\n";
   std::ofstream(directory / "bad.toml")
