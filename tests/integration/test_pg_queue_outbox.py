@@ -33,6 +33,15 @@ class QueueSchema:
         finally:
             connection.close()
 
+    def content_types(self) -> set:
+        connection = pg_connect()
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(f"SELECT DISTINCT content_type FROM {self.name}.warren_queue")
+                return {row[0] for row in cursor.fetchall()}
+        finally:
+            connection.close()
+
     def close(self):
         connection = pg_connect()
         with connection.cursor() as cursor:
@@ -142,6 +151,7 @@ def test_OutboxRowsMoveIntoTheQueueOnceEach_AndAnUnknownExchangeDiesAlone(schema
         error = outbox.scalar("SELECT last_error FROM warren_outbox WHERE message_id = 'lost-1'")
         assert "nowhere" in error, error
         assert queue.counts() == Counter({"done": 450})
+        assert queue.content_types() == {"application/json"}  # the outbox column's default
         calls = Counter((r.worker, r.message_id) for r in record.records())
         assert max(calls.values()) == 1, [k for k, n in calls.items() if n > 1][:5]
         billing = {m for w, m in calls if w == "billing"}

@@ -1,25 +1,12 @@
 // See queue_row_publisher.h.
 #include "outbox/queue_row_publisher.h"
 
+#include "postgres/pg_bytea.h"
 #include "queue/headers_json.h"
 #include "transport/routing.h"
 
 namespace warren::outbox {
-namespace {
-
-std::string hex(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (const char c : bytes) {
-    const auto byte = static_cast<unsigned char>(c);
-    out.push_back(kDigits[byte >> 4]);
-    out.push_back(kDigits[byte & 0xF]);
-  }
-  return out;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::vector<PublishOutcome> QueueRowPublisher::publish_all(
     const std::vector<transport::OutboundMessage>& messages) {
@@ -27,13 +14,13 @@ std::vector<PublishOutcome> QueueRowPublisher::publish_all(
   outcomes.reserve(messages.size());
   postgres::PgConnection& db = store_.batch_connection();
   const std::string sql =
-      "SELECT " + schema_ + ".warren_publish($1, $2, decode($3, 'hex'), $4::jsonb, $5)";
+      "SELECT " + schema_ + ".warren_publish($1, $2, decode($3, 'hex'), $4::jsonb, $5, $6)";
   for (const auto& message : messages) {
     db.exec("SAVEPOINT warren_outbox_row");
     try {
-      const postgres::PgResult reached =
-          db.exec_params(sql, {message.exchange, message.routing_key, hex(message.body),
-                               queue::headers_to_json(message.headers), message.message_id});
+      const postgres::PgResult reached = db.exec_params(
+          sql, {message.exchange, message.routing_key, postgres::bytea_hex(message.body),
+                queue::headers_to_json(message.headers), message.message_id, message.content_type});
       db.exec("RELEASE SAVEPOINT warren_outbox_row");
       if (reached.rows() == 1 && reached.text(0, 0) == "0") {
         outcomes.push_back(PublishOutcome::failed(

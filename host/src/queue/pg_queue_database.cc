@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "postgres/pg_array.h"
+#include "postgres/pg_bytea.h"
 #include "queue/headers_json.h"
 #include "queue/pg_queue_census.h"
 #include "queue/pg_queue_schema.h"
@@ -119,18 +120,6 @@ std::vector<Statement> statements() {
   };
 }
 
-std::string hex(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (const char c : bytes) {
-    const auto byte = static_cast<unsigned char>(c);
-    out.push_back(kDigits[byte >> 4]);
-    out.push_back(kDigits[byte & 0xF]);
-  }
-  return out;
-}
-
 // '{1,2,3}' for unnest($1::int8[]).
 std::string int_array(std::span<const RowLease> leases, std::int64_t RowLease::*field) {
   std::string out = "{";
@@ -220,8 +209,9 @@ void PgQueueDatabase::rollback() noexcept {
 
 void PgQueueDatabase::insert(const std::string& queue, const transport::OutboundMessage& message,
                              const std::string& message_id) {
-  run("warren_insert", {queue, message_id, message.exchange, message.routing_key,
-                        message.content_type, headers_to_json(message.headers), hex(message.body)});
+  run("warren_insert",
+      {queue, message_id, message.exchange, message.routing_key, message.content_type,
+       headers_to_json(message.headers), postgres::bytea_hex(message.body)});
 }
 
 std::vector<ClaimedRow> PgQueueDatabase::claim(const std::string& queue, int limit,
