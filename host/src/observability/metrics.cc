@@ -175,6 +175,11 @@ Metrics::Metrics(std::set<std::string, std::less<>> labelled_exchanges)
                              "Age of the oldest transaction holding back xmin on the PostgreSQL "
                              "queue's database")
                          .Register(r);
+  queue_settlements_dropped_ =
+      &prometheus::BuildCounter()
+           .Name("warren_queue_settlements_dropped_total")
+           .Help("Settlements of a table queue dropped because the row's lease was lost")
+           .Register(r);
   broker_connected_ = &prometheus::BuildGauge()
                            .Name("warren_broker_connected")
                            .Help("1 while the consuming connection to the broker is up")
@@ -272,6 +277,10 @@ prometheus::Gauge& Metrics::queue_depth(const std::string& queue, const std::str
 
 prometheus::Gauge& Metrics::queue_oldest_pending_seconds(const std::string& queue) {
   return queue_oldest_pending_->Add({{"queue", queue}});
+}
+
+prometheus::Counter& Metrics::queue_settlements_dropped(const std::string& queue) {
+  return queue_settlements_dropped_->Add({{"queue", queue}});
 }
 
 prometheus::Gauge& Metrics::queue_xmin_age_seconds() {

@@ -94,6 +94,9 @@ class Metrics {
   // PostgreSQL: the age of the oldest transaction holding back xmin on the queue's database (dead
   // rows it keeps alive slow every claim down).
   prometheus::Gauge& queue_xmin_age_seconds();
+  // Settlements dropped because the row's lease was no longer this host's (it was rescued, and
+  // perhaps claimed by another host): the fencing at work.
+  prometheus::Counter& queue_settlements_dropped(const std::string& queue);
 
   // A plugin metric named warren_plugin_<name> (prefix added when missing) labelled with the
   // worker and plugin: the plugin's handle itself (abi.h's metric_record records through it).
@@ -145,6 +148,7 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>* queue_depth_;
   prometheus::Family<prometheus::Gauge>* queue_oldest_pending_;
   prometheus::Family<prometheus::Gauge>* queue_xmin_age_;
+  prometheus::Family<prometheus::Counter>* queue_settlements_dropped_;
   prometheus::Gauge* broker_connected_;
   prometheus::Counter* broker_reconnects_;
   prometheus::Gauge* broker_blocked_;

@@ -461,8 +461,11 @@ bool TableQueueTransport::round(std::vector<Settling>& settlements) {
         const auto due = steady_now + settlements[i].settlement.delay;
         owner.due = owner.due ? std::min(*owner.due, due) : due;
       }
-      if (!applied[i])
+      if (!applied[i]) {
         ++stale_settlements_;
+        if (metrics_ != nullptr)
+          metrics_->queue_settlements_dropped(owner.subscription.queue).Increment();
+      }
     }
     for (const auto& claim : claims) {
       const bool backlog = static_cast<int>(claim.rows.size()) >= claim.asked;
