@@ -107,7 +107,7 @@ std::vector<Statement> statements() {
        "UPDATE SKIP LOCKED)"},
       {"warren_next_due",
        "SELECT greatest(ceil(extract(epoch FROM min(next_attempt_at) - now()) * 1000), 0)::int8 "
-       "FROM warren_queue WHERE queue = $1 AND status = 'pending'"},
+       "FROM warren_queue WHERE queue = $1 AND status = 'pending' HAVING count(*) > 0"},
   };
 }
 
