@@ -44,8 +44,7 @@ static const char kLeaseMs[] = "300000"; /* Warren's default lease */
 static PGconn* conn;
 
 static void die(const char* what) {
-  fprintf(stderr, "bench_queue_bare_pg_consumer: %s: %s\n", what,
-          conn ? PQerrorMessage(conn) : "");
+  fprintf(stderr, "bench_queue_bare_pg_consumer: %s: %s\n", what, conn ? PQerrorMessage(conn) : "");
   exit(1);
 }
 
@@ -115,7 +114,8 @@ int main(int argc, char** argv) {
   char set_path[300];
   snprintf(set_path, sizeof set_path, "SET search_path TO \"%s\"", schema);
   PQclear(check(PQexec(conn, set_path), PGRES_COMMAND_OK, set_path));
-  PQclear(check(PQprepare(conn, "warren_claim", kClaim, 0, NULL), PGRES_COMMAND_OK, "prepare claim"));
+  PQclear(
+      check(PQprepare(conn, "warren_claim", kClaim, 0, NULL), PGRES_COMMAND_OK, "prepare claim"));
   PQclear(check(PQprepare(conn, "warren_ack", kAck, 0, NULL), PGRES_COMMAND_OK, "prepare ack"));
 
   int64_t* ids = malloc(sizeof(int64_t) * (size_t)batch);
@@ -173,7 +173,8 @@ int main(int argc, char** argv) {
   getrusage(RUSAGE_SELF, &usage);
   printf("%lld %lld %lld %ld\n", (long long)first_ns, (long long)last_ns,
          (long long)(last_cpu - first_cpu), usage.ru_maxrss);
-  fprintf(stderr, "bare pg loop: %ld rows, checksum %lu, mean claim %.1f us over %ld claims, libpq %d\n",
+  fprintf(stderr,
+          "bare pg loop: %ld rows, checksum %lu, mean claim %.1f us over %ld claims, libpq %d\n",
           handled, checksum, claims ? claim_ns / 1e3 / claims : 0.0, claims, PQlibVersion());
   free(ids);
   free(tokens);
