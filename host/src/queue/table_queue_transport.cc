@@ -47,6 +47,10 @@ struct TableQueueTransport::Subscriber {
   std::size_t lost = 0;       // of those, held still but whose leases were lost (marked stale)
   std::size_t suspects = 0;   // of those, claimed alone: nothing else is claimed beside them
   bool maybe_ready = true;    // rows may be waiting: worth a claim
+  // A suspect may be waiting: worth a claim_suspect when the worker is idle. Cleared when one
+  // finds none, set again by every rescue (every second, on every host): at most one such
+  // statement a second while there are none, rather than one per round.
+  bool suspects_maybe = true;
   std::optional<Clock::time_point> due;  // when the next pending row falls due
   RoundPacing pacing;                    // overlap or whole batches (round_pacing.h)
 };
@@ -361,6 +365,7 @@ bool TableQueueTransport::round(std::vector<Settling>& settlements) {
   for (const auto& s : settlements)
     ++settled_here[s.subscriber];
   std::vector<bool> applied;
+  std::vector<std::size_t> no_suspects;  // workers whose claim_suspect found none
   std::vector<std::pair<std::size_t, std::optional<std::chrono::milliseconds>>> due_of_short;
   {
     std::lock_guard db(db_mutex_);
@@ -391,7 +396,7 @@ bool TableQueueTransport::round(std::vector<Settling>& settlements) {
           const int live = in_flight - std::max(lost, 0);
           // A suspect in flight runs alone: nothing more until its settlement is written.
           if (consuming_ && subscriber.maybe_ready && room > 0 && subscriber.suspects == 0)
-            wanted.push_back(Wanted{i, room, live <= 0});
+            wanted.push_back(Wanted{i, room, live <= 0 && subscriber.suspects_maybe});
         }
       }
       for (const auto& [index, room, idle] : wanted) {
@@ -399,8 +404,11 @@ bool TableQueueTransport::round(std::vector<Settling>& settlements) {
         // A row some host died holding runs alone (table_queue_database.h, claim_suspect): asked
         // for 1, so that getting it does not read as the queue running short.
         std::vector<ClaimedRow> suspect;
-        if (idle)
+        if (idle) {
           suspect = database_->claim_suspect(queue, options_.lease);
+          if (suspect.empty())
+            no_suspects.push_back(index);
+        }
         Claim claim = suspect.empty()
                           ? Claim{index, room, database_->claim(queue, room, options_.lease)}
                           : Claim{index, 1, std::move(suspect), true};
@@ -494,6 +502,8 @@ bool TableQueueTransport::round(std::vector<Settling>& settlements) {
         subscribers_[claims[c].subscriber]->suspects += claimed[c].size();
       subscribers_[claims[c].subscriber]->unsettled += claimed[c].size();
     }
+    for (const std::size_t index : no_suspects)
+      subscribers_[index]->suspects_maybe = false;
     for (const auto& [index, due_in] : due_of_short) {
       Subscriber& subscriber = *subscribers_[index];
       subscriber.maybe_ready = false;
@@ -578,6 +588,11 @@ void TableQueueTransport::rescue() {
       note_write(false, e.what());
       return;
     }
+  }
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& subscriber : subscribers_)
+      subscriber->suspects_maybe = true;
   }
   if (moved == 0)
     return;
