@@ -25,8 +25,10 @@ FrameSocket::FrameSocket(FrameSocket&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)),
       assembler_(std::move(other.assembler_)),
       buffer_(std::move(other.buffer_)),
-      closed_(other.closed_),
-      closed_reason_(std::move(other.closed_reason_)) {}
+      send_failed_(other.send_failed_.load()),
+      send_failure_(std::move(other.send_failure_)),
+      receive_ended_(other.receive_ended_.load()),
+      receive_end_(std::move(other.receive_end_)) {}
 
 FrameSocket& FrameSocket::operator=(FrameSocket&& other) noexcept {
   if (this != &other) {
@@ -35,8 +37,10 @@ FrameSocket& FrameSocket::operator=(FrameSocket&& other) noexcept {
     fd_ = std::exchange(other.fd_, -1);
     assembler_ = std::move(other.assembler_);
     buffer_ = std::move(other.buffer_);
-    closed_ = other.closed_;
-    closed_reason_ = std::move(other.closed_reason_);
+    send_failed_ = other.send_failed_.load();
+    send_failure_ = std::move(other.send_failure_);
+    receive_ended_ = other.receive_ended_.load();
+    receive_end_ = std::move(other.receive_end_);
   }
   return *this;
 }
@@ -54,7 +58,7 @@ std::pair<FrameSocket, FrameSocket> FrameSocket::pair() {
 }
 
 bool FrameSocket::send(const Frame& frame, std::chrono::milliseconds timeout) {
-  if (closed_)
+  if (send_failed_)
     return false;
   auto deadline = Clock::now() + timeout;
   for (const std::string& packet : split_into_packets(encode(frame))) {
@@ -71,14 +75,14 @@ bool FrameSocket::send(const Frame& frame, std::chrono::milliseconds timeout) {
           continue;
         if (ready <= 0) {
           // Half a frame may be out: the stream cannot carry another one.
-          closed_ = true;
-          closed_reason_ = "the peer did not read a frame within its time";
+          send_failure_ = "the peer did not read a frame within its time";
+          send_failed_ = true;
           return false;
         }
         continue;
       }
-      closed_ = true;
-      closed_reason_ = sent < 0 ? std::strerror(errno) : "short packet write";
+      send_failure_ = sent < 0 ? std::strerror(errno) : "short packet write";
+      send_failed_ = true;
       return false;
     }
   }
@@ -86,7 +90,7 @@ bool FrameSocket::send(const Frame& frame, std::chrono::milliseconds timeout) {
 }
 
 FrameSocket::Status FrameSocket::receive(Frame& frame) {
-  if (closed_)
+  if (receive_ended_)
     return Status::closed;
   // A packet is never larger than its payload plus the marker: one buffer of that size reads any.
   buffer_.resize(kPacketPayload + 1);
@@ -97,8 +101,11 @@ FrameSocket::Status FrameSocket::receive(Frame& frame) {
     if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
       return Status::would_block;
     if (got <= 0) {
-      closed_ = true;
-      closed_reason_ = got == 0 ? "end of stream" : std::strerror(errno);
+      // ECONNRESET: the peer died with packets of ours unread (a child killed mid-window).
+      receive_end_ = got == 0              ? "end of stream"
+                     : errno == ECONNRESET ? "end of stream (the peer left frames unread)"
+                                           : std::strerror(errno);
+      receive_ended_ = true;
       return Status::closed;
     }
     if (auto whole =
@@ -128,8 +135,8 @@ std::optional<Frame> FrameSocket::receive_within(std::chrono::milliseconds timeo
     if (ready == 0)
       return std::nullopt;
     if (ready < 0) {
-      closed_ = true;
-      closed_reason_ = std::strerror(errno);
+      receive_end_ = std::strerror(errno);
+      receive_ended_ = true;
       return std::nullopt;
     }
   }

@@ -1,9 +1,11 @@
 // One end of the host <-> worker socket pair (socketpair(AF_UNIX, SOCK_SEQPACKET)): packets keep
 // their boundaries, reading returns 0 once the peer is gone (a dead child is an EOF, not a
 // timeout), and sends use MSG_NOSIGNAL so a dead peer is an error, not a SIGPIPE for the host.
-// Owns its descriptor. Not thread-safe: one thread sends and receives, or the caller locks.
+// Owns its descriptor. One thread may send while another receives; two senders (or two
+// receivers) need the caller's lock.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -43,15 +45,23 @@ class FrameSocket {
   // Waits up to TIMEOUT for a whole frame; std::nullopt when the time ran out or the peer closed
   // (closed() tells which).
   std::optional<Frame> receive_within(std::chrono::milliseconds timeout);
-  bool closed() const noexcept { return closed_; }
-  const std::string& closed_reason() const noexcept { return closed_reason_; }
+  // Either side found the socket unusable.
+  bool closed() const noexcept { return send_failed_ || receive_ended_; }
+  // Why: the receiving side's reason (e.g. "end of stream") if it ended, else the sending side's.
+  // Read it from the thread that saw the failure.
+  const std::string& closed_reason() const noexcept {
+    return receive_ended_ ? receive_end_ : send_failure_;
+  }
 
  private:
   int fd_ = -1;
   PacketAssembler assembler_;
   std::string buffer_;
-  bool closed_ = false;
-  std::string closed_reason_;
+  // Each side writes only its own pair, so a sender and a receiver never race.
+  std::atomic<bool> send_failed_ = false;
+  std::string send_failure_;
+  std::atomic<bool> receive_ended_ = false;
+  std::string receive_end_;
 };
 
 }  // namespace warren::isolation
