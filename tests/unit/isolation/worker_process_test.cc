@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "children_die_of_signals.h"
 #include "isolation/worker_spawn.h"
 
 namespace warren::isolation {
@@ -36,6 +37,8 @@ T expect_frame(SpawnedWorker& worker) {
 }
 
 SpawnedWorker spawn() {
+  static const bool prepared = (let_children_die_of_signals(), true);
+  (void)prepared;
   static HeldExecutable executable(WARREN_WORKER_PATH);
   return spawn_worker(executable, {std::to_string(::getpid())});
 }
@@ -139,7 +142,7 @@ TEST(WorkerProcess, AFailingInit_IsInitFailedWithItsReason) {
   InitFailed failed = expect_frame<InitFailed>(worker);
   EXPECT_NE(failed.reason.find("'sleep_ms' must be a non-negative integer"), std::string::npos)
       << failed.reason;
-  EXPECT_EQ(worker.reap_within(kWait)->reason(), "exit 66");
+  EXPECT_EQ(worker.reap_within(kWait)->reason(), "exit 78");
 }
 
 TEST(WorkerProcess, APluginThatCannotLoad_IsInitFailedNamingTheFile) {

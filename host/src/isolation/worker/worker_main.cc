@@ -24,10 +24,11 @@ namespace {
 using namespace warren;
 using namespace warren::isolation;
 
-// Exit codes the host reads as "the child refused to start" rather than as a crash.
+// Exit codes the host reads as "the child refused to start" rather than as a crash (sysexits.h's
+// EX_USAGE, EX_TEMPFAIL, EX_CONFIG; not 66, ThreadSanitizer's own exit code).
 constexpr int kExitUsage = 64;
-constexpr int kExitNoStart = 65;
-constexpr int kExitInitFailed = 66;
+constexpr int kExitNoStart = 75;
+constexpr int kExitInitFailed = 78;
 
 warren_str abi(const std::string& text) {
   return warren_str{text.data(), text.size()};
