@@ -6,7 +6,7 @@
 // (mnesia) that take locks on every member. While a member is frozen (SIGSTOP, a paused VM, a
 // half-open network) and not yet seen as down (net_ticktime, 60 s by default), a queue.bind waits
 // for it: measured on three nodes, each declaration on a healthy node timed out, and a host that
-// declared before consuming did not consume again for 41-48 s. Consuming itself (channel.open,
+// declared before consuming did not consume again for 42-52 s. Consuming itself (channel.open,
 // basic.qos, basic.consume on a quorum queue) needs no such lock. Everything was declared at start;
 // declaring it again only brings back what someone deleted meanwhile, so it can wait.
 //
