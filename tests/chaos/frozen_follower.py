@@ -24,6 +24,7 @@ WARREN_PLUGIN_DIR and WARREN_FIXTURE_PLUGIN_DIR default to the ./build tree.
 import argparse
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -200,6 +201,7 @@ def main() -> int:
     hosts: Dict[int, WarrenProcess] = {}
     load: Optional[Load] = None
     failed_targets: List[str] = []
+    measured = False  # the figures were printed (else the files are kept, for the logs)
     try:
         for n in (1, 2, 3):
             own_first = [bare[n - 1]] + [uri for i, uri in enumerate(bare) if i != n - 1]
@@ -270,14 +272,20 @@ def main() -> int:
             failed_targets.append(f"{len(tally.lost)} confirmed message(s) lost")
         if tally.unexpected:
             failed_targets.append(f"{len(tally.unexpected)} unexpected message(s) handled")
+        measured = True
     finally:
         if load is not None:
             load.stop_event.set()
         problems = []
         for n, process in hosts.items():
             problems += [f"host {n}: {p}" for p in process.stop_and_check()]
-        print(f"records: {work}; hosts' logs: "
-              + ", ".join(str(p.workdir) for p in hosts.values()))
+        failed_targets += problems
+        if failed_targets or not measured or options.diagnose:
+            print(f"kept: records in {work}; hosts' logs in "
+                  + ", ".join(str(p.workdir) for p in hosts.values()))
+        else:
+            for directory in [work, *(p.workdir for p in hosts.values())]:
+                shutil.rmtree(directory, ignore_errors=True)
         try:
             cleanup = pika.BlockingConnection(pika.URLParameters(uris[0]))
             cleanup.channel().queue_delete(queue)
@@ -287,7 +295,6 @@ def main() -> int:
             print(f"could not delete {queue}: {error!r}", file=sys.stderr)
         if started and not options.keep_cluster:
             cluster("stop", str(cluster_dir))
-        failed_targets += problems
 
     for target in failed_targets:
         print(f"FAILED: {target}")
