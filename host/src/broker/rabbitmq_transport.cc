@@ -102,6 +102,11 @@ void RabbitMqTransport::stop_consuming() {
     consumer_->stop_consuming();
 }
 
+void RabbitMqTransport::stop_consuming(const std::string& worker) {
+  if (consumer_)
+    consumer_->stop_consuming(worker);
+}
+
 void RabbitMqTransport::close() {
   if (consumer_)
     consumer_->close();

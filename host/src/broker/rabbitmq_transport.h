@@ -41,6 +41,7 @@ class RabbitMqTransport final : public transport::Transport {
 
   void start(const std::vector<transport::Subscription>& subscriptions) override;
   void stop_consuming() override;
+  void stop_consuming(const std::string& worker) override;
   void close() override;
   bool ready() const noexcept override;
   std::vector<std::string> not_ready_reasons() const override;
