@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import Dict, List
 
+import pika.exceptions
 import pytest
 
 from testkit_cleanup import created  # noqa: F401,F811 (a fixture)
@@ -22,6 +23,7 @@ from testkit_config import (classic_queue, fixture_plugin_dir, scripted_worker, 
                             warren_options)
 from testkit_metrics import scrape, value
 from testkit_traffic import Tally, publish_bulk
+from testkit_transport import broker_user
 from testkit_config import cli_environment
 from warren_testkit import free_port, unique_name, wait_until, warren_cli
 
@@ -41,6 +43,17 @@ def consumer_tags(broker, queue: str) -> List[str]:
                              "consumer_tag")
     return sorted(line.split("\t")[1] for line in out.splitlines()
                   if line.split("\t")[0] == queue)
+
+
+def consumers_of_queue(broker, queue: str):
+    """QUEUE's consumer count, or None while it does not exist."""
+    try:
+        return broker.consumer_count(queue)
+    except pika.exceptions.ChannelClosedByBroker as error:
+        if error.reply_code == 404:
+            broker.reconnect()
+            return None
+        raise
 
 
 def reload_and_wait(process, pattern: str = APPLIED, timeout: float = 60) -> None:
@@ -235,6 +248,28 @@ def test_Reload_SyntaxErrorUnknownPluginOrInitFailing_NothingChangesAndEachCount
     Tally.of(ids, record_file.ids()).assert_exactly_once()
 
 
+def test_Reload_TopologyAddedIsDeclaredRemovedIsOnlyReported(broker, created, warren, record_file):
+    host = unique_name("reload-host")
+    consumed, extra = created.queue("reload-topo"), created.queue("reload-topo-extra")
+    worker = scripted_worker("w", consumed, record_file)
+    process = warren(config_of(host, queues=[classic_queue(consumed)], workers=[worker]),
+                     **warren_options())
+    process.wait_ready(timeout=30)
+    assert consumers_of_queue(broker, extra) is None
+
+    process.config_path.write_text(config_of(
+        host, queues=[classic_queue(consumed), classic_queue(extra)], workers=[worker]))
+    reload_and_wait(process)
+    assert consumers_of_queue(broker, extra) == 0, "the added queue was not declared"
+    assert f"reload: declared queue '{extra}'" in process.logs()
+
+    process.config_path.write_text(config_of(host, queues=[classic_queue(consumed)],
+                                             workers=[worker]))
+    reload_and_wait(process)
+    assert consumers_of_queue(broker, extra) == 0, "a reload deleted a queue"
+    assert f"queue '{extra}' is no longer in the configuration" in process.logs()
+
+
 def test_WarrenReload_PidFile_ChecksThenSignalsAndABadFileIsNeverSent(
         broker, created, warren, record_file, tmp_path):
     host = unique_name("reload-host")
@@ -261,6 +296,35 @@ def test_WarrenReload_PidFile_ChecksThenSignalsAndABadFileIsNeverSent(
     process.wait_for_log(APPLIED, timeout=60)
     assert process.terminate() == 0
     assert not pid_file.exists(), "the pid file outlived the host"
+
+
+def test_Reload_RotatedPasswordFile_UsedOnTheNextReconnect(broker, created, warren, record_file,
+                                                           tmp_path):
+    host = unique_name("reload-host")
+    queue = created.queue("reload-password")
+    password_file = tmp_path / "broker-password"
+    with broker_user(broker, "reload-user") as user:
+        password_file.write_text(user.password + "\n")
+        password_file.chmod(0o600)
+        config = config_of(host, queues=[classic_queue(queue)], broker={"user": user.name},
+                           workers=[scripted_worker("w", queue, record_file)])
+        process = warren(config, **warren_options(
+            extra_args=["--broker-password-file", str(password_file)]))
+        process.wait_ready(timeout=30)
+
+        rotated = user.password.replace("pw-", "pw2-")
+        broker.rabbitmqctl("change_password", user.name, rotated)
+        password_file.write_text(rotated + "\n")
+        reload_and_wait(process)
+        assert "new broker credentials" in process.logs()
+        connected = process.logs().count("1 worker(s) consuming")
+        broker.close_connections_of(host, "closed by integration test: password rotated")
+        wait_until(lambda: process.logs().count("1 worker(s) consuming") > connected, 30,
+                   what=lambda: f"a reconnect with the rotated password: {process.describe()}")
+        ids = publish_bulk("", queue, 10, prefix="rotated")
+        wait_until(lambda: Tally.of(ids, record_file.ids()).complete, 30)
+        assert rotated not in process.logs() and user.password not in process.logs()
+        assert process.terminate() == 0
 
 
 @pytest.mark.slow

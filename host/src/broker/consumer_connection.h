@@ -76,6 +76,7 @@ class ConsumerConnection final : private IoLoop {
   // timeout). Throws TopologyError when the broker refuses the topology. When the broker is
   // unreachable it returns anyway and keeps trying in the background (not ready meanwhile).
   void start();
+  using IoLoop::set_credentials;
   // basic.cancel on every subscription; deliveries already received still arrive.
   void stop_consuming();
   // basic.cancel on `worker`'s subscription alone, which is never subscribed again (a reload

@@ -3,6 +3,7 @@
 
 #include <sstream>
 
+#include "broker/rabbitmq_transport.h"
 #include "cli/transport_factory.h"
 #include "config/config_loader.h"
 #include "observability/log.h"
@@ -115,7 +116,10 @@ void start_metrics_endpoint(MetricsEndpoint& endpoint, const config::MetricsConf
   }
 }
 
-runtime::ReloadSource reload_source(const ConfigOptions& options, MetricsEndpoint& endpoint) {
+runtime::ReloadSource reload_source(const ConfigOptions& options, MetricsEndpoint& endpoint,
+                                    transport::Transport& first) {
+  // Every transport made so far (reloads run on one thread: no lock).
+  auto made = std::make_shared<std::vector<std::weak_ptr<transport::Transport>>>();
   runtime::ReloadSource source;
   source.load = [options](const config::Config& running) {
     std::ostringstream problems;
@@ -129,10 +133,30 @@ runtime::ReloadSource reload_source(const ConfigOptions& options, MetricsEndpoin
       observability::log_warn(warning);
     return std::move(*reloaded);
   };
-  source.make_transport = [&endpoint](const config::Config& config) {
-    return make_transport(config, endpoint.metrics, endpoint.health);
+  source.make_transport = [&endpoint, made](const config::Config& config) {
+    std::shared_ptr<transport::Transport> transport =
+        make_transport(config, endpoint.metrics, endpoint.health);
+    std::erase_if(*made, [](const auto& weak) { return weak.expired(); });
+    made->push_back(transport);
+    return transport;
   };
-  source.applied = [&endpoint](const config::Config& running, const config::Config& reloaded) {
+  source.applied = [&endpoint, &first, made](const config::Config& running,
+                                             const config::Config& reloaded) {
+    if (running.broker.user != reloaded.broker.user ||
+        running.broker.password != reloaded.broker.password) {
+      std::vector<transport::Transport*> live{&first};
+      for (const auto& weak : *made) {
+        if (auto transport = weak.lock())
+          live.push_back(transport.get());
+      }
+      for (transport::Transport* transport : live) {
+        if (auto* rabbitmq = dynamic_cast<broker::RabbitMqTransport*>(transport))
+          rabbitmq->set_credentials(reloaded.broker.user, reloaded.broker.password);
+      }
+      observability::log_info(
+          "reload: new broker credentials, used from each connection's next reconnect (the "
+          "connections up now stay)");
+    }
     if (running.log.level != reloaded.log.level) {
       observability::configure_logging(reloaded.log.level,
                                        reloaded.log.format == config::LogConfig::Format::json

@@ -32,6 +32,9 @@ struct MetricsEndpoint {
 // Throws observability::MetricsServerError.
 void start_metrics_endpoint(MetricsEndpoint& endpoint, const config::MetricsConfig& metrics);
 
-runtime::ReloadSource reload_source(const ConfigOptions& options, MetricsEndpoint& endpoint);
+// `first`: run()'s transport. A reload with new broker credentials hands them to it and to every
+// transport a reload made that still lives, for their next connections.
+runtime::ReloadSource reload_source(const ConfigOptions& options, MetricsEndpoint& endpoint,
+                                    transport::Transport& first);
 
 }  // namespace warren::cli

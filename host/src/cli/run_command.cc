@@ -77,8 +77,6 @@ int run_command(const ConfigOptions& options) {
   const std::unique_ptr<runtime::CrashWatch> crash_watch =
       runtime::CrashWatch::start(*config, metrics);
   host.set_crash_watch(crash_watch.get());
-  // SIGHUP: the config read again, applied where it changed (host_reload.cc).
-  host.set_reload_source(reload_source(options, metrics_endpoint));
 
   // Outbox relays ([[outbox]]) and idempotent workers' stores; stopped once the host stopped.
   outbox::OutboxServices outbox_services(*config, metrics, health);
@@ -92,6 +90,8 @@ int run_command(const ConfigOptions& options) {
   bool all_settled = false;
   try {
     auto transport = make_transport(*config, metrics, health);
+    // SIGHUP: the config read again, applied where it changed (host_reload.cc).
+    host.set_reload_source(reload_source(options, metrics_endpoint, *transport));
     // Relays start once the topology they publish into is declared.
     all_settled = host.run(*transport, shutdown, [&] { outbox_services.start_relays(); });
     outbox_services.stop();

@@ -43,7 +43,7 @@ struct ReloadSource {
   // the host loads them). Throws ReloadRefused, also for a change only a restart can make.
   std::function<config::Config(const config::Config& running)> load;
   // A transport for the workers a reload starts (added, or the new instance of a changed one).
-  std::function<std::unique_ptr<transport::Transport>(const config::Config&)> make_transport;
+  std::function<std::shared_ptr<transport::Transport>(const config::Config&)> make_transport;
   // After the workers: what else the reload changes ([log], [metrics], broker credentials).
   std::function<void(const config::Config& running, const config::Config& reloaded)> applied;
 };
@@ -114,6 +114,9 @@ class Host {
   void retire(std::vector<std::unique_ptr<Worker>> drained);
   ReloadPlan prepare_reload();
   void apply_reload(ReloadPlan& plan);
+  // Reports exchanges and queues `next` no longer has; declares those it adds unless `declared`
+  // (the transport of the workers the reload starts declares them).
+  void apply_topology(const config::Config& running, const config::Config& next, bool declared);
   void count_reload(bool ok);
 
   std::shared_ptr<const config::Config> config_;  // the running one

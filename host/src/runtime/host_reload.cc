@@ -38,7 +38,48 @@ const WorkerChange* change_of(const std::vector<WorkerChange>& changes, const st
   return nullptr;
 }
 
+// "exchange 'x'" and "queue 'q'" for each one `a` has and `b` has not.
+std::vector<std::string> topology_missing_from(const config::Config& a, const config::Config& b) {
+  std::vector<std::string> missing;
+  for (const auto& exchange : a.exchanges) {
+    if (b.find_exchange(exchange.name) == nullptr)
+      missing.push_back("exchange '" + exchange.name + "'");
+  }
+  for (const auto& queue : a.queues) {
+    if (b.find_queue(queue.name) == nullptr)
+      missing.push_back("queue '" + queue.name + "'");
+  }
+  return missing;
+}
+
 }  // namespace
+
+// A reload never deletes from the broker: a removal is reported. Additions are declared by the
+// transport of the workers the reload started, else by one made only to declare them (RabbitMQ:
+// a table queue's routing is read by the next host that starts).
+void Host::apply_topology(const config::Config& running, const config::Config& next,
+                          bool declared) {
+  for (const auto& gone : topology_missing_from(running, next)) {
+    observability::log_warn("reload: " + gone +
+                            " is no longer in the configuration; it stays on the broker (a "
+                            "reload never deletes anything): delete it yourself once unused");
+  }
+  const std::vector<std::string> added = topology_missing_from(next, running);
+  if (added.empty() || declared ||
+      next.broker.transport != config::BrokerConfig::Transport::rabbitmq)
+    return;
+  try {
+    auto declarer = reload_source_.make_transport(next);
+    declarer->start({});
+    declarer->close();
+  } catch (const transport::TransportError& e) {
+    throw ReloadRefused({std::string("cannot declare what the configuration adds: ") + e.what()});
+  }
+  std::string names;
+  for (const auto& name : added)
+    names += (names.empty() ? "" : ", ") + name;
+  observability::log_info("reload: declared " + names);
+}
 
 Host::ReloadPlan Host::prepare_reload() {
   if (!reload_source_.load)
@@ -105,6 +146,8 @@ Host::ReloadPlan Host::prepare_reload() {
 
 void Host::apply_reload(ReloadPlan& plan) {
   const config::Config& next = *plan.config;
+  // Before any worker changes: a refusal here still changes nothing.
+  apply_topology(*config_, next, !plan.starting.empty());
   for (const auto& change : plan.changes) {
     observability::log(change.kind == Kind::unchanged ? observability::LogLevel::debug
                                                       : observability::LogLevel::info,

@@ -17,7 +17,7 @@ namespace warren::runtime {
 // it added or changed. Closed (and a reload's destroyed) once no worker consumes on it.
 struct Host::Generation {
   std::shared_ptr<const config::Config> config;
-  std::unique_ptr<transport::Transport> owned;  // null for run()'s transport (the caller's)
+  std::shared_ptr<transport::Transport> owned;  // null for run()'s transport (the caller's)
   transport::Transport* transport = nullptr;
   std::size_t workers = 0;  // live workers on it (the run() thread only)
 };
