@@ -4,7 +4,8 @@ replaced while the two others keep their consumers (same consumer tags) and noth
 plugin file replaced on disk is loaded from its new content (every later message handled by the
 new version, none by both, none lost); workers are added and removed; a reload with a syntax
 error, an unknown plugin or a plugin whose init fails changes nothing and counts an error; fifty
-reloads under load leak no file descriptors, threads or memory (slow).
+reloads under load leak no file descriptors, threads or memory (slow); a rotated password file is
+used on the next reconnect (slow); added topology is declared, removed topology only reported.
 
 Each test runs its own `warren run` with queues of unique names (deleted afterwards)."""
 
@@ -298,6 +299,7 @@ def test_WarrenReload_PidFile_ChecksThenSignalsAndABadFileIsNeverSent(
     assert not pid_file.exists(), "the pid file outlived the host"
 
 
+@pytest.mark.slow  # six rabbitmqctl calls (a user made, changed, its connections closed): 15-40 s
 def test_Reload_RotatedPasswordFile_UsedOnTheNextReconnect(broker, created, warren, record_file,
                                                            tmp_path):
     host = unique_name("reload-host")
