@@ -48,6 +48,8 @@ ConsumerConnection::~ConsumerConnection() {
 }
 
 void ConsumerConnection::start() {
+  if (metrics_ != nullptr && !counted_open_.exchange(true))
+    metrics_->consumer_connection_opened();
   start_loop();
   std::unique_lock lock(first_setup_mutex_);
   first_setup_cv_.wait(lock, [&] { return first_setup_done_; });
@@ -59,11 +61,15 @@ void ConsumerConnection::start() {
   }
 }
 
-void ConsumerConnection::run_control(Command::Kind kind) {
-  if (!loop_started())
-    return;
+ConsumerConnection::Command ConsumerConnection::control(Command::Kind kind) {
   Command command;
   command.kind = kind;
+  return command;
+}
+
+void ConsumerConnection::run_control(Command command) {
+  if (!loop_started())
+    return;
   command.done = std::make_shared<std::promise<void>>();
   auto done = command.done->get_future();
   commands_.push(std::move(command));
@@ -74,11 +80,22 @@ void ConsumerConnection::run_control(Command::Kind kind) {
 }
 
 void ConsumerConnection::stop_consuming() {
-  run_control(Command::Kind::cancel);
+  run_control(control(Command::Kind::cancel));
+}
+
+void ConsumerConnection::stop_consuming(const std::string& worker) {
+  // The subscriptions and their workers never change after construction: read from any thread.
+  for (std::size_t index = 0; index < subscribers_.size(); ++index) {
+    if (subscribers_[index].worker() != worker)
+      continue;
+    Command command = control(Command::Kind::cancel_one);
+    command.token.subscription = index;
+    run_control(std::move(command));
+  }
 }
 
 void ConsumerConnection::close() {
-  run_control(Command::Kind::close);
+  run_control(control(Command::Kind::close));
   stop_loop();
 }
 
@@ -128,7 +145,8 @@ void ConsumerConnection::prepare_connection(AmqpConnection& connection) {
     // Consume first, declare after (on_connected, topology_refresher.h): only a queue that went
     // with the old connection is declared now, before its worker consumes it.
     for (std::size_t index = 0; index < subscribers_.size(); ++index)
-      prepared_[index] = !owned_by_connection_[index] || prepare_queue(connection, index, {});
+      prepared_[index] = !subscribers_[index].retired &&
+                         (!owned_by_connection_[index] || prepare_queue(connection, index, {}));
     return;
   }
   // What every worker shares: a refusal here refuses the connection (retried as a whole).
@@ -139,7 +157,7 @@ void ConsumerConnection::prepare_connection(AmqpConnection& connection) {
   connection.check(connection.last_reply(), "closing the topology channel");
   // Each worker's queue: a refusal stops that worker alone (but fails the first setup).
   for (std::size_t index = 0; index < subscribers_.size(); ++index)
-    prepared_[index] = prepare_queue(connection, index, declared);
+    prepared_[index] = !subscribers_[index].retired && prepare_queue(connection, index, declared);
   declared_once_ = true;
 }
 
@@ -150,8 +168,7 @@ void ConsumerConnection::on_connected() {
       ++consuming;
   }
   reset_backoff();
-  if (metrics_ != nullptr)
-    metrics_->broker_connected().Set(1);
+  count_up(true);
   const std::string all = std::to_string(subscribers_.size());
   observability::log_info(
       "connected to " + connection()->endpoint().describe() + "; " +
@@ -162,7 +179,7 @@ void ConsumerConnection::on_connected() {
   if (resumed_) {
     std::vector<std::string> consumed;  // the delivery bindings of the retries, too
     for (std::size_t index = 0; index < subscribers_.size(); ++index) {
-      if (!owned_by_connection_[index])
+      if (!owned_by_connection_[index] && !subscribers_[index].retired)
         consumed.push_back(subscribers_[index].queue());
     }
     refresher_.refresh(connection()->endpoint(), std::move(consumed));
@@ -194,8 +211,8 @@ void ConsumerConnection::on_connection_lost(const std::string& why) {
     subscriber.stopped();
   }
   update_ready();
+  count_up(false);
   if (metrics_ != nullptr) {
-    metrics_->broker_connected().Set(0);
     if (was_connected)
       metrics_->broker_reconnects().Increment();
   }
@@ -205,8 +222,23 @@ void ConsumerConnection::on_connection_lost(const std::string& why) {
     schedule_reconnect();
 }
 
+void ConsumerConnection::count_up(bool up) {
+  if (metrics_ == nullptr || !counted_open_.load() || counted_up_ == up)
+    return;
+  counted_up_ = up;
+  metrics_->consumer_connection_up(up);
+}
+
+void ConsumerConnection::count_closed() {
+  if (metrics_ == nullptr || !counted_open_.exchange(false))
+    return;
+  metrics_->consumer_connection_closed(counted_up_);
+  counted_up_ = false;
+}
+
 void ConsumerConnection::on_loop_exit() {
   // Abandoned (destructor without close): no handshake, the broker requeues what is unacked.
+  count_closed();
   ready_ = false;
   first_setup_done("");
 }
@@ -267,6 +299,9 @@ void ConsumerConnection::apply_one(const Command& command) {
       return;
     case Command::Kind::cancel:
       cancel_all();
+      return;
+    case Command::Kind::cancel_one:
+      retire(command.token.subscription);
       return;
     case Command::Kind::close:
       // What waits for its backoff goes now: the broker would requeue it at the close anyway,
@@ -337,19 +372,38 @@ void ConsumerConnection::cancel_all() {
     return;
   try {
     flush_acks();
-    for (std::size_t index = 0; index < subscribers_.size(); ++index) {
-      SubscriberState& subscriber = subscribers_[index];
-      if (!subscriber.consuming())
-        continue;
-      amqp_basic_cancel(connection()->state(), consumer_channel(index),
-                        bytes_of(subscriber.consumer_tag()));
-      connection()->check(connection()->last_reply(),
-                          "cancelling the consumer of worker '" + subscriber.worker() + "'");
-      subscriber.stopped();
-    }
+    for (std::size_t index = 0; index < subscribers_.size(); ++index)
+      cancel_consumer(index);
   } catch (const ConnectionLost& e) {
     on_connection_lost(e.what());
   }
+}
+
+void ConsumerConnection::retire(std::size_t index) {
+  if (index >= subscribers_.size())
+    return;
+  // Decided before any I/O: a connection lost on the way must not subscribe it again.
+  subscribers_[index].retired = true;
+  if (connection() != nullptr) {
+    try {
+      flush_acks();
+      cancel_consumer(index);
+    } catch (const ConnectionLost& e) {
+      on_connection_lost(e.what());
+    }
+  }
+  update_ready();
+}
+
+void ConsumerConnection::cancel_consumer(std::size_t index) {
+  SubscriberState& subscriber = subscribers_[index];
+  if (!subscriber.consuming())
+    return;
+  amqp_basic_cancel(connection()->state(), consumer_channel(index),
+                    bytes_of(subscriber.consumer_tag()));
+  connection()->check(connection()->last_reply(),
+                      "cancelling the consumer of worker '" + subscriber.worker() + "'");
+  subscriber.stopped();
 }
 
 void ConsumerConnection::close_gracefully() {
@@ -379,8 +433,7 @@ void ConsumerConnection::close_gracefully() {
     observability::log_warn(std::string("closing the consumer connection: ") + e.what());
   }
   drop_connection();
-  if (metrics_ != nullptr)
-    metrics_->broker_connected().Set(0);
+  count_closed();
   observability::log_info("consumer connection closed");
 }
 

@@ -83,8 +83,12 @@ class ConsumerConnection final : private IoLoop {
   // timeout). Throws TopologyError when the broker refuses the topology. When the broker is
   // unreachable it returns anyway and keeps trying in the background (not ready meanwhile).
   void start();
+  using IoLoop::set_credentials;
   // basic.cancel on every subscription; deliveries already received still arrive.
   void stop_consuming();
+  // basic.cancel on `worker`'s subscription alone, which is never subscribed again (a reload
+  // removed or replaced the worker); its channel stays open for the settlements still due.
+  void stop_consuming(const std::string& worker);
   // Applies every queued settlement, makes sure the broker processed them, closes, joins.
   void close();
 
@@ -108,8 +112,8 @@ class ConsumerConnection final : private IoLoop {
 
  private:
   struct Command {
-    enum class Kind { settle, cancel, close, repair_retry_routes } kind = Kind::settle;
-    DeliveryToken token;  // settle; repair_retry_routes: only its subscription
+    enum class Kind { settle, cancel, cancel_one, close, repair_retry_routes } kind = Kind::settle;
+    DeliveryToken token;  // settle; repair_retry_routes, cancel_one: only its subscription
     SettleAction action = SettleAction::ack;
     DeferredSettlements::Clock::time_point due{};  // settle: not before
     std::shared_ptr<std::promise<void>> done;
@@ -146,9 +150,17 @@ class ConsumerConnection final : private IoLoop {
   void retry_due_subscriptions();
   void stop_subscribing();
   void cancel_all();
+  // Cancels the consumer of subscriber `index` when it consumes (not its channel).
+  void cancel_consumer(std::size_t index);
   void close_gracefully();
   void update_ready();
-  void run_control(Command::Kind kind);
+  static Command control(Command::Kind kind);
+  // Hands `command` to the I/O thread and waits for it to be done.
+  void run_control(Command command);
+  void retire(std::size_t index);
+  // warren_broker_connected (Metrics::consumer_connection_*): this connection's part in it.
+  void count_up(bool up);
+  void count_closed();
   void first_setup_done(const std::string& topology_error);
   bool first_setup_pending();
 
@@ -176,7 +188,9 @@ class ConsumerConnection final : private IoLoop {
   bool resumed_ = false;                      // this connection consumed before declaring
   DeferredSettlements deferred_;              // settlements held back until their time
   std::chrono::steady_clock::time_point last_route_repair_{};
-  bool cancelled_ = false;  // stop_consuming() ran: do not subscribe again
+  bool cancelled_ = false;   // stop_consuming() ran: do not subscribe again
+  bool counted_up_ = false;  // counted as connected in warren_broker_connected
+  std::atomic<bool> counted_open_{false};
 
   // First setup result, for start().
   std::mutex first_setup_mutex_;

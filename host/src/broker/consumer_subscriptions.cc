@@ -157,7 +157,7 @@ void ConsumerConnection::update_ready() {
     reasons.emplace_back("not connected to the broker (reconnecting)");
   } else {
     for (const auto& subscriber : subscribers_) {
-      if (subscriber.consuming())
+      if (subscriber.consuming() || subscriber.retired)
         continue;
       reasons.push_back(!subscriber.reason().empty()
                             ? subscriber.reason()

@@ -104,8 +104,21 @@ void IoLoop::run() {
     heartbeat_->retire();
 }
 
+void IoLoop::set_credentials(std::string user, std::string password) {
+  std::lock_guard lock(credentials_mutex_);
+  credentials_.emplace(std::move(user), std::move(password));
+}
+
 void IoLoop::connect() {
-  const auto& endpoint = options_.endpoints[rotation_.current()];
+  BrokerEndpoint endpoint = options_.endpoints[rotation_.current()];
+  {
+    std::lock_guard lock(credentials_mutex_);
+    if (credentials_) {
+      if (!credentials_->first.empty())
+        endpoint.user = credentials_->first;
+      endpoint.password = credentials_->second;
+    }
+  }
   std::string why;
   bool refused = false;
   try {

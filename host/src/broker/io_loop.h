@@ -19,6 +19,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -54,6 +55,9 @@ class IoLoop {
 
   // Connected to a broker now (from any thread).
   bool connected() const noexcept { return connected_.load(); }
+  // From any thread: the user (empty: each endpoint's own) and password of the next connections
+  // (a reload with a rotated password); the current connection is kept.
+  void set_credentials(std::string user, std::string password);
 
  protected:
   // Throws std::invalid_argument without endpoints. `health` may be null.
@@ -140,6 +144,8 @@ class IoLoop {
   // I/O thread state.
   std::unique_ptr<AmqpConnection> connection_;
   std::mutex connection_mutex_;  // guards connection_ swaps against abort_socket_if()
+  std::mutex credentials_mutex_;
+  std::optional<std::pair<std::string, std::string>> credentials_;  // set_credentials()
   bool finished_ = false;
   EndpointRotation rotation_;
   transport::Backoff backoff_;

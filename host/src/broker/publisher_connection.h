@@ -55,6 +55,7 @@ inline constexpr std::chrono::milliseconds kPublisherCloseGrace{1000};
 
 class PublisherConnection final : public transport::Publisher, private IoLoop {
  public:
+  using IoLoop::set_credentials;
   // Throws std::invalid_argument without endpoints.
   PublisherConnection(PublisherOptions options, observability::Metrics* metrics,
                       observability::Health* health);

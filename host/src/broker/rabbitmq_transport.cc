@@ -102,6 +102,17 @@ void RabbitMqTransport::stop_consuming() {
     consumer_->stop_consuming();
 }
 
+void RabbitMqTransport::stop_consuming(const std::string& worker) {
+  if (consumer_)
+    consumer_->stop_consuming(worker);
+}
+
+void RabbitMqTransport::set_credentials(const std::string& user, const std::string& password) {
+  publisher_->set_credentials(user, password);
+  if (consumer_)
+    consumer_->set_credentials(user, password);
+}
+
 void RabbitMqTransport::close() {
   if (consumer_)
     consumer_->close();

@@ -41,6 +41,10 @@ class RabbitMqTransport final : public transport::Transport {
 
   void start(const std::vector<transport::Subscription>& subscriptions) override;
   void stop_consuming() override;
+  void stop_consuming(const std::string& worker) override;
+  // A reload's broker credentials (a rotated password), used from each connection's next
+  // connection on; the current ones are kept. `user` empty: as configured.
+  void set_credentials(const std::string& user, const std::string& password);
   void close() override;
   bool ready() const noexcept override;
   std::vector<std::string> not_ready_reasons() const override;

@@ -34,6 +34,9 @@ class SubscriberState {
   // The config declares the queue server-named: a new name each declaration, and it belongs to
   // the connection (exclusive, in practice).
   bool server_named = false;
+  // stop_consuming(worker) ran (a reload removed or replaced the worker): never subscribed again,
+  // and readiness no longer waits for it. Its channel stays open for the settlements still due.
+  bool retired = false;
 
   bool consuming() const noexcept { return !consumer_tag_.empty(); }
   const std::string& consumer_tag() const noexcept { return consumer_tag_; }
@@ -52,7 +55,9 @@ class SubscriberState {
   bool failed(std::string reason, Clock::time_point now, double random01);
 
   // Not consuming, and the time for the next attempt has come.
-  bool due(Clock::time_point now) const noexcept { return !consuming() && retry_at_ <= now; }
+  bool due(Clock::time_point now) const noexcept {
+    return !retired && !consuming() && retry_at_ <= now;
+  }
   Clock::time_point retry_at() const noexcept { return retry_at_; }
   // Why it does not consume: "" while it does, or before anything went wrong.
   const std::string& reason() const noexcept { return reason_; }

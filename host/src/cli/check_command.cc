@@ -14,6 +14,10 @@
 namespace warren::cli {
 
 int check_command(const ConfigOptions& options) {
+  return check_config(options, false);
+}
+
+int check_config(const ConfigOptions& options, bool quiet) {
   const auto config = load_config_for_cli(options);
   if (!config)
     return kExitBadUsageOrConfig;
@@ -30,6 +34,8 @@ int check_command(const ConfigOptions& options) {
   // crash accounting's max_crashes.
   for (const auto& warning : config::config_warnings(*config))
     std::cerr << "warning: " << warning << "\n";
+  if (quiet)
+    return kExitOk;
   std::cout << options.file << ": OK: " << config->exchanges.size() << " exchange(s), "
             << config->queues.size() << " queue(s), " << config->workers.size() << " worker(s)\n";
   for (const auto& loaded : host.loaded_plugins()) {

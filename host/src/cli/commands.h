@@ -37,5 +37,10 @@ int publish_command(const ConfigOptions& options, const PublishOptions& publish)
 int topology_apply_command(const ConfigOptions& options, bool dry_run);
 int dlq_command(const ConfigOptions& config, const DlqOptions& options);
 int check_command(const ConfigOptions& options);
+// What `warren check` does, without its report when `quiet` (`warren reload` checks first).
+int check_config(const ConfigOptions& options, bool quiet);
+// `warren reload -c FILE`: checks FILE like `warren check`, then sends SIGHUP to the running host
+// (systemd's $MAINPID, else the process in [host] pid_file).
+int reload_command(const ConfigOptions& options);
 
 }  // namespace warren::cli

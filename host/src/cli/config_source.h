@@ -6,6 +6,7 @@
 #pragma once
 
 #include <optional>
+#include <ostream>
 #include <string>
 
 #include "config/config.h"
@@ -20,7 +21,9 @@ struct ConfigOptions {
   std::string broker_password_file;
 };
 
-// std::nullopt after printing every problem to stderr.
+// std::nullopt after printing every problem to `problems` (stderr by default), a line each.
 std::optional<config::Config> load_config_for_cli(const ConfigOptions& options);
+std::optional<config::Config> load_config_for_cli(const ConfigOptions& options,
+                                                  std::ostream& problems);
 
 }  // namespace warren::cli

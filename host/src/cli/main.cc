@@ -42,6 +42,11 @@ int main(int argc, char** argv) {
       app.add_subcommand("check", "Validate the config and load every plugin; connect to nothing");
   add_config_options(*check, check_options);
 
+  ConfigOptions reload_options;
+  auto* reload = app.add_subcommand(
+      "reload", "Check the config, then have the running host reload it (SIGHUP)");
+  add_config_options(*reload, reload_options);
+
   auto* version = app.add_subcommand("version", "Print the version and the plugin ABI");
 
   ConfigOptions publish_config;
@@ -195,6 +200,8 @@ int main(int argc, char** argv) {
       return run_command(run_options);
     if (*check)
       return check_command(check_options);
+    if (*reload)
+      return reload_command(reload_options);
     if (*publish) {
       if (publish_options.body_file.empty() && publish->count("--body") == 0) {
         std::cerr << "publish: give the body with --body TEXT or --body-file FILE\n";

@@ -7,7 +7,9 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/malloc_tuning.h"
+#include "cli/pid_file.h"
 #include "cli/published_exchanges.h"
+#include "cli/reload_source.h"
 #include "cli/systemd_notify.h"
 #include "cli/transport_factory.h"
 #include "config/config_loader.h"
@@ -46,19 +48,12 @@ int run_command(const ConfigOptions& options) {
   health.set_not_ready_reasons([&host] { return host.not_ready_reasons(); });
 
   // /metrics, /healthz, /readyz: up before the plugins load, so probes see "not ready" meanwhile.
-  std::optional<observability::MetricsServer> metrics_server;
-  if (config->metrics.enabled) {
-    observability::MetricsServerOptions server_options;
-    server_options.listen = config->metrics.listen;
-    server_options.user = config->metrics.user;
-    server_options.password = config->metrics.password;
-    metrics_server.emplace(metrics, health, std::move(server_options));
-    try {
-      metrics_server->start();
-    } catch (const observability::MetricsServerError& error) {
-      observability::log_error(error.what());
-      return kExitRuntimeFailure;
-    }
+  MetricsEndpoint metrics_endpoint{metrics, health, nullptr};
+  try {
+    start_metrics_endpoint(metrics_endpoint, config->metrics);
+  } catch (const observability::MetricsServerError& error) {
+    observability::log_error(error.what());
+    return kExitRuntimeFailure;
   }
 
   try {
@@ -66,6 +61,15 @@ int run_command(const ConfigOptions& options) {
   } catch (const plugin::PluginLoadError& error) {
     observability::log_error(error.what());
     return kExitBadUsageOrConfig;
+  }
+
+  // For `warren reload` outside systemd: written once the plugins loaded, removed at exit.
+  std::optional<PidFile> pid_file;
+  try {
+    pid_file.emplace(config->host.pid_file);
+  } catch (const std::runtime_error& error) {
+    observability::log_error(error.what());
+    return kExitRuntimeFailure;
   }
 
   // Crash accounting: blames what a crashed previous run left in its handlers, then journals
@@ -86,12 +90,14 @@ int run_command(const ConfigOptions& options) {
   bool all_settled = false;
   try {
     auto transport = make_transport(*config, metrics, health);
+    // SIGHUP: the config read again, applied where it changed (host_reload.cc).
+    host.set_reload_source(reload_source(options, metrics_endpoint, *transport));
     // Relays start once the topology they publish into is declared.
     all_settled = host.run(*transport, shutdown, [&] { outbox_services.start_relays(); });
     outbox_services.stop();
     // Before the transport that /readyz asks about goes away.
-    if (metrics_server)
-      metrics_server->stop();
+    if (metrics_endpoint.server)
+      metrics_endpoint.server->stop();
   } catch (const transport::TransportError& error) {
     observability::log_error(std::string("cannot run: ") + error.what());
     if (crash_watch)

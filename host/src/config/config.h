@@ -34,6 +34,8 @@ struct HostConfig {
   // Where the host keeps its crash journal and crash ledger (runtime/crash_watch.h). Default:
   // systemd's $STATE_DIRECTORY when set, else /var/lib/warren. Never created by the host.
   std::filesystem::path state_dir;
+  // Where `warren run` writes its process id (removed at exit), for `warren reload`. Empty: none.
+  std::filesystem::path pid_file;
 };
 
 struct LogConfig {

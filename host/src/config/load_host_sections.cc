@@ -94,6 +94,12 @@ void load_host_section(TableReader& root, const LoadContext& context, Config& co
     }
     table.read_duration("shutdown_timeout", host.shutdown_timeout);
     read_state_dir(table, context, host);
+    if (table.read_path("pid_file", host.pid_file) && !host.pid_file.is_absolute()) {
+      table.report("pid_file",
+                   "must be an absolute path (`warren reload` finds the host by it), "
+                   "got " +
+                       in_quotes(host.pid_file.string()));
+    }
   });
 }
 

@@ -180,6 +180,18 @@ Metrics::Metrics(std::set<std::string, std::less<>> labelled_exchanges)
            .Name("warren_queue_settlements_dropped_total")
            .Help("Settlements of a table queue dropped because the row's lease was lost")
            .Register(r);
+  auto& reloads = prometheus::BuildCounter()
+                      .Name("warren_config_reloads_total")
+                      .Help("Reloads of the configuration (SIGHUP, warren reload) by result")
+                      .Register(r);
+  config_reloads_success_ = &reloads.Add({{"result", "success"}});
+  config_reloads_error_ = &reloads.Add({{"result", "error"}});
+  config_last_reload_success_ =
+      &prometheus::BuildGauge()
+           .Name("warren_config_last_reload_success_timestamp_seconds")
+           .Help("When the configuration was last loaded successfully (at start, or a reload)")
+           .Register(r)
+           .Add({});
   broker_connected_ = &prometheus::BuildGauge()
                            .Name("warren_broker_connected")
                            .Help("1 while the consuming connection to the broker is up")
@@ -277,6 +289,32 @@ prometheus::Gauge& Metrics::queue_depth(const std::string& queue, const std::str
 
 prometheus::Gauge& Metrics::queue_oldest_pending_seconds(const std::string& queue) {
   return queue_oldest_pending_->Add({{"queue", queue}});
+}
+
+void Metrics::consumer_connection_opened() {
+  std::lock_guard lock(consumer_connections_mutex_);
+  ++consumer_connections_open_;
+  set_broker_connected_locked();
+}
+
+void Metrics::consumer_connection_up(bool up) {
+  std::lock_guard lock(consumer_connections_mutex_);
+  consumer_connections_up_ += up ? 1 : -1;
+  set_broker_connected_locked();
+}
+
+void Metrics::consumer_connection_closed(bool was_up) {
+  std::lock_guard lock(consumer_connections_mutex_);
+  --consumer_connections_open_;
+  if (was_up)
+    --consumer_connections_up_;
+  set_broker_connected_locked();
+}
+
+void Metrics::set_broker_connected_locked() {
+  broker_connected_->Set(
+      consumer_connections_open_ > 0 && consumer_connections_up_ == consumer_connections_open_ ? 1
+                                                                                               : 0);
 }
 
 prometheus::Counter& Metrics::queue_settlements_dropped(const std::string& queue) {

@@ -58,9 +58,20 @@ class Metrics {
   WorkerMetrics worker(const std::string& worker, const std::string& queue);
 
   prometheus::Gauge& broker_connected() { return *broker_connected_; }
+  // The consuming connections (one per transport: the workers a reload starts get their own)
+  // set warren_broker_connected: 1 while every open one is connected.
+  void consumer_connection_opened();
+  void consumer_connection_up(bool up);
+  void consumer_connection_closed(bool was_up);
   prometheus::Counter& broker_reconnects() { return *broker_reconnects_; }
   prometheus::Gauge& broker_blocked() { return *broker_blocked_; }
   prometheus::Counter& stale_acks_dropped() { return *stale_acks_dropped_; }
+  // Reloads (runtime/host_reload.cc): warren_config_reloads_total{result="success"|"error"}, and
+  // warren_config_last_reload_success_timestamp_seconds (the start counts as one).
+  prometheus::Counter& config_reloads(bool success) {
+    return success ? *config_reloads_success_ : *config_reloads_error_;
+  }
+  prometheus::Gauge& config_last_reload_success() { return *config_last_reload_success_; }
   // result: confirmed|nacked|returned|timeout. `exchange` is labelled by name only when it is one
   // of the labelled exchanges given at construction, else as "other".
   prometheus::Counter& published(const std::string& exchange, const std::string& result);
@@ -153,6 +164,13 @@ class Metrics {
   prometheus::Counter* broker_reconnects_;
   prometheus::Gauge* broker_blocked_;
   prometheus::Counter* stale_acks_dropped_;
+  std::mutex consumer_connections_mutex_;
+  int consumer_connections_open_ = 0;
+  int consumer_connections_up_ = 0;
+  void set_broker_connected_locked();
+  prometheus::Counter* config_reloads_success_;
+  prometheus::Counter* config_reloads_error_;
+  prometheus::Gauge* config_last_reload_success_;
 
   struct PluginMetricRequest {
     const std::string& worker;

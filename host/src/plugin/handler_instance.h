@@ -23,6 +23,8 @@ class HandlerInstance {
   }
 
   const PluginInfo& info() const noexcept { return library_->info(); }
+  // Shared by the instances of its workers: a reload that keeps the plugin's content reuses it.
+  const std::shared_ptr<const PluginLibrary>& library() const noexcept { return library_; }
 
  private:
   std::shared_ptr<const PluginLibrary> library_;

@@ -5,13 +5,18 @@
 #include "plugin/plugin_library.h"
 
 #include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <boost/dll/shared_library.hpp>
+#include <cerrno>
+#include <cstring>
 #include <optional>
 #include <type_traits>
 #include <utility>
 
 #include "plugin/file_trust.h"
+#include "plugin/plugin_content.h"
 #include "warren/host_abi/descriptor_check.h"
 
 namespace warren::plugin {
@@ -25,17 +30,42 @@ std::string quoted(std::string_view text) {
   return "\"" + std::string(text) + "\"";
 }
 
+// An open file descriptor, closed with its owner.
+class OwnedFd {
+ public:
+  explicit OwnedFd(int fd = -1) noexcept : fd_(fd) {}
+  OwnedFd(OwnedFd&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  OwnedFd& operator=(OwnedFd&& other) noexcept {
+    std::swap(fd_, other.fd_);
+    return *this;
+  }
+  ~OwnedFd() {
+    if (fd_ >= 0)
+      ::close(fd_);
+  }
+  int get() const noexcept { return fd_; }
+
+ private:
+  int fd_;
+};
+
 class LoadedPluginLibrary final : public PluginLibrary {
  public:
-  LoadedPluginLibrary(boost::dll::shared_library library,
+  LoadedPluginLibrary(OwnedFd snapshot, boost::dll::shared_library library,
                       const warren_plugin_descriptor& descriptor, PluginInfo info)
-      : library_(std::move(library)), descriptor_(descriptor), info_(std::move(info)) {}
+      : snapshot_(std::move(snapshot)),
+        library_(std::move(library)),
+        descriptor_(descriptor),
+        info_(std::move(info)) {}
 
   const PluginInfo& info() const noexcept override { return info_; }
   const warren_plugin_descriptor& descriptor() const noexcept override { return descriptor_; }
 
  private:
-  // Declared first so it is destroyed last: the descriptor's pointers point into it.
+  // A snapshot's memory file, closed after the library: while it is open, no other snapshot can
+  // get its /proc/self/fd/N name, which the dynamic loader would take for this library.
+  OwnedFd snapshot_;
+  // Declared before the descriptor so it is destroyed after it: its pointers point into it.
   boost::dll::shared_library library_;
   warren_plugin_descriptor descriptor_;
   PluginInfo info_;
@@ -99,8 +129,18 @@ warren_plugin_descriptor validate_descriptor(const warren_plugin_descriptor* raw
   return descriptor;
 }
 
-std::shared_ptr<PluginLibrary> open_trusted(const fs::path& file, std::string_view expected_name) {
-  boost::dll::shared_library library = open_library(file);
+// `file` is what the messages name; the loader opens `load_path` (the file itself, or a
+// snapshot's memory file), whose content hashes to `content_hash`.
+std::shared_ptr<PluginLibrary> open_trusted(const fs::path& file, std::string_view expected_name,
+                                            const fs::path& load_path, std::string content_hash,
+                                            OwnedFd snapshot = OwnedFd()) {
+  boost::dll::shared_library library = [&] {
+    try {
+      return open_library(load_path);
+    } catch (const PluginLoadError& e) {
+      throw PluginLoadError(file, e.reason());
+    }
+  }();
   const warren_plugin_descriptor descriptor =
       validate_descriptor(call_entry(library, file), file, expected_name);
   PluginInfo info;
@@ -111,7 +151,43 @@ std::shared_ptr<PluginLibrary> open_trusted(const fs::path& file, std::string_vi
       descriptor.build_fingerprint != nullptr ? descriptor.build_fingerprint : "";
   info.abi_major = descriptor.abi_major;
   info.abi_minor = descriptor.abi_minor;
-  return std::make_shared<LoadedPluginLibrary>(std::move(library), descriptor, std::move(info));
+  info.content_hash = std::move(content_hash);
+  return std::make_shared<LoadedPluginLibrary>(std::move(snapshot), std::move(library), descriptor,
+                                               std::move(info));
+}
+
+void check_plugin_name(const fs::path& file, std::string_view name) {
+  if (name.empty() || name.find_first_of(std::string_view("/\0", 2)) != std::string_view::npos) {
+    throw PluginLoadError(file, "refused: " + quoted(name) +
+                                    " is not a plugin name; use a plain name such as \"orders\"");
+  }
+}
+
+OwnedFd memory_file_of(const fs::path& file, const std::string& bytes) {
+  // MFD_EXEC: a kernel with vm.memfd_noexec (6.3+) may otherwise make it unexecutable; an older
+  // one refuses the unknown flag (EINVAL), and there every memory file is executable.
+#ifdef MFD_EXEC
+  OwnedFd fd(::memfd_create(file.filename().c_str(), MFD_CLOEXEC | MFD_EXEC));
+  if (fd.get() < 0 && errno == EINVAL)
+    fd = OwnedFd(::memfd_create(file.filename().c_str(), MFD_CLOEXEC));
+#else
+  OwnedFd fd(::memfd_create(file.filename().c_str(), MFD_CLOEXEC));
+#endif
+  if (fd.get() < 0)
+    throw PluginLoadError(file, std::string("refused: cannot make a memory file to load it "
+                                            "from: ") +
+                                    std::strerror(errno));
+  std::size_t written = 0;
+  while (written < bytes.size()) {
+    const ssize_t n = ::write(fd.get(), bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      throw PluginLoadError(
+          file, std::string("refused: cannot copy it into a memory file: ") + std::strerror(errno));
+    written += static_cast<std::size_t>(n);
+  }
+  return fd;
 }
 
 }  // namespace
@@ -123,18 +199,26 @@ std::string plugin_file_name(std::string_view name) {
 std::shared_ptr<PluginLibrary> PluginLibrary::load(const fs::path& plugin_dir,
                                                    std::string_view name) {
   const fs::path file = plugin_dir / plugin_file_name(name);
-  if (name.empty() || name.find_first_of(std::string_view("/\0", 2)) != std::string_view::npos) {
-    throw PluginLoadError(file, "refused: " + quoted(name) +
-                                    " is not a plugin name; use a plain name such as \"orders\"");
-  }
+  check_plugin_name(file, name);
   check_trusted_plugin_file(plugin_dir, file);
-  return open_trusted(file, name);
+  return open_trusted(file, name, file, read_plugin_content(file).hash);
 }
 
 std::shared_ptr<PluginLibrary> PluginLibrary::load_file(const fs::path& file,
                                                         std::string_view expected_name) {
   check_trusted_plugin_file(file.parent_path(), file);
-  return open_trusted(file, expected_name);
+  return open_trusted(file, expected_name, file, read_plugin_content(file).hash);
+}
+
+std::shared_ptr<PluginLibrary> PluginLibrary::load_snapshot(const fs::path& plugin_dir,
+                                                            std::string_view name) {
+  const fs::path file = plugin_dir / plugin_file_name(name);
+  check_plugin_name(file, name);
+  check_trusted_plugin_file(plugin_dir, file);
+  PluginContent content = read_plugin_content(file);
+  OwnedFd memory_file = memory_file_of(file, content.bytes);
+  const fs::path load_path = "/proc/self/fd/" + std::to_string(memory_file.get());
+  return open_trusted(file, name, load_path, std::move(content.hash), std::move(memory_file));
 }
 
 }  // namespace warren::plugin

@@ -9,7 +9,9 @@
 //
 // The library is opened with RTLD_NOW | RTLD_LOCAL and never unloaded while anything from it
 // lives: every HandlerInstance holds a shared_ptr to its PluginLibrary (see Boost.DLL's
-// "refcounting" tutorial); in practice libraries live until the process exits.
+// "refcounting" tutorial). A reload (runtime/host_reload.cc) loads a replaced file as a snapshot
+// of its content (load_snapshot) beside the old library, which is unloaded when the last
+// instance and message of the old version are gone.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +32,7 @@ struct PluginInfo {
   std::string build_fingerprint;
   std::uint32_t abi_major = 0;
   std::uint32_t abi_minor = 0;
+  std::string content_hash;  // plugin_content.h: what a reload compares
 };
 
 class PluginLibrary {
@@ -41,6 +44,13 @@ class PluginLibrary {
   // plugin directory); `expected_name` empty: any name.
   static std::shared_ptr<PluginLibrary> load_file(const std::filesystem::path& file,
                                                   std::string_view expected_name);
+
+  // Loads lib<name>.so from `plugin_dir` as the content it has now, whatever the dynamic loader
+  // has already mapped under that path (it would hand back the old library for the same path,
+  // or the same inode): the file passes the same checks, then its bytes, read once and hashed,
+  // are loaded from an anonymous memory file (memfd). Throws PluginLoadError.
+  static std::shared_ptr<PluginLibrary> load_snapshot(const std::filesystem::path& plugin_dir,
+                                                      std::string_view name);
 
   virtual ~PluginLibrary() = default;
   virtual const PluginInfo& info() const noexcept = 0;

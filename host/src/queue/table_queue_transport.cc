@@ -47,6 +47,7 @@ struct TableQueueTransport::Subscriber {
   std::size_t lost = 0;       // of those, held still but whose leases were lost (marked stale)
   std::size_t suspects = 0;   // of those, claimed alone: nothing else is claimed beside them
   bool maybe_ready = true;    // rows may be waiting: worth a claim
+  bool retired = false;       // stop_consuming(worker): never claimed for again
   // A suspect may be waiting: worth a claim_suspect when the worker is idle. Cleared when one
   // finds none, set again by every rescue (every second, on every host): at most one such
   // statement a second while there are none, rather than one per round.
@@ -119,6 +120,15 @@ void TableQueueTransport::stop_consuming() {
   consuming_ = false;
   // A round that began before this call may still be claiming: wait until it handed over what
   // it claimed, so that nothing is delivered once this returns.
+  wake_.wait(lock, [&] { return !in_round_; });
+}
+
+void TableQueueTransport::stop_consuming(const std::string& worker) {
+  std::unique_lock lock(mutex_);
+  for (auto& subscriber : subscribers_) {
+    if (subscriber->subscription.worker == worker)
+      subscriber->retired = true;
+  }
   wake_.wait(lock, [&] { return !in_round_; });
 }
 
@@ -268,7 +278,7 @@ void TableQueueTransport::run() {
         subscriber->due.reset();
         subscriber->maybe_ready = true;
       }
-      want_claim = want_claim || (consuming_ && subscriber->maybe_ready &&
+      want_claim = want_claim || (consuming_ && !subscriber->retired && subscriber->maybe_ready &&
                                   subscriber->unsettled < subscriber->subscription.prefetch);
     }
     batch.swap(settlements_);
@@ -395,7 +405,8 @@ bool TableQueueTransport::round(std::vector<Settling>& settlements) {
           }
           const int live = in_flight - std::max(lost, 0);
           // A suspect in flight runs alone: nothing more until its settlement is written.
-          if (consuming_ && subscriber.maybe_ready && room > 0 && subscriber.suspects == 0)
+          if (consuming_ && !subscriber.retired && subscriber.maybe_ready && room > 0 &&
+              subscriber.suspects == 0)
             wanted.push_back(Wanted{i, room, live <= 0 && subscriber.suspects_maybe});
         }
       }

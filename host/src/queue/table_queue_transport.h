@@ -55,6 +55,7 @@ class TableQueueTransport : public transport::Transport {
 
   void start(const std::vector<transport::Subscription>& subscriptions) override;
   void stop_consuming() override;
+  void stop_consuming(const std::string& worker) override;
   void close() override;
   bool ready() const noexcept override;
   // Routes by the bindings and inserts one row per queue reached, in one transaction.

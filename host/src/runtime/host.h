@@ -1,11 +1,15 @@
 // The host: the workers of a config, each with its plugin's handler and a dispatcher, wired to a
-// transport; started together and stopped gracefully (like .NET's Generic Host).
+// transport; started together and stopped gracefully (like .NET's Generic Host), and reloaded
+// without a restart (host_reload.cc: SIGHUP re-reads the config; workers added, removed or
+// changed are started and drained one by one, the others left alone).
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -21,6 +25,28 @@
 #include "transport/transport.h"
 
 namespace warren::runtime {
+
+// A reloaded config that must not be applied: `problems`, a line each (file:line:col first when
+// there is one), are logged and nothing changes.
+class ReloadRefused : public std::runtime_error {
+ public:
+  explicit ReloadRefused(std::vector<std::string> problems);
+  const std::vector<std::string>& problems() const noexcept { return problems_; }
+
+ private:
+  std::vector<std::string> problems_;
+};
+
+// What the host needs from its composition root (cli/run_command.cc) to reload.
+struct ReloadSource {
+  // Reads and validates the config file again, as `warren check` does (the plugins excepted:
+  // the host loads them). Throws ReloadRefused, also for a change only a restart can make.
+  std::function<config::Config(const config::Config& running)> load;
+  // A transport for the workers a reload starts (added, or the new instance of a changed one).
+  std::function<std::shared_ptr<transport::Transport>(const config::Config&)> make_transport;
+  // After the workers: what else the reload changes ([log], [metrics], broker credentials).
+  std::function<void(const config::Config& running, const config::Config& reloaded)> applied;
+};
 
 class Host {
  public:
@@ -54,8 +80,16 @@ class Host {
   // running destructors, and the broker requeues their messages).
   // `on_started` runs once the transport started (its topology is declared): the place for
   // whatever publishes into that topology, such as outbox relays.
+  // While it runs, a reload request (ShutdownSignal::request_reload, SIGHUP) runs reload().
   bool run(transport::Transport& transport, ShutdownSignal& shutdown,
            const std::function<void()>& on_started = {});
+
+  // Before run(): how to reload. Without it, a reload request is logged and ignored.
+  void set_reload_source(ReloadSource source) { reload_source_ = std::move(source); }
+  // Re-reads the config and applies what changed (host_reload.cc). Never throws: a refused
+  // reload changes nothing, is logged and counted (warren_config_reloads_total{result="error"}).
+  // True when applied. On the thread that runs run(), while it runs.
+  bool reload();
 
   // Readiness as /readyz reports it: started, not stopping, and the transport is ready.
   bool ready() const noexcept;
@@ -64,13 +98,40 @@ class Host {
 
  private:
   struct Worker;
+  struct Generation;
+  struct ReloadPlan;
 
-  const config::Config& config_;
+  std::unique_ptr<Worker> make_worker(std::shared_ptr<const config::Config> owner,
+                                      const config::WorkerConfig& spec,
+                                      std::shared_ptr<const plugin::PluginLibrary> library);
+  // The worker's dispatcher on its generation's transport, started; its subscription.
+  transport::Subscription start_dispatcher(Worker& worker, std::size_t& next_crash_slot);
+  // Tells its handlers to stop (its consumer stopped already), waits for them and for its inbox
+  // to be handed back until `deadline`. False when some still run.
+  bool drain_worker(Worker& worker, std::chrono::steady_clock::time_point deadline);
+  // Unloads drained workers (their plugin with the last of them) and closes the transports no
+  // worker uses any more.
+  void retire(std::vector<std::unique_ptr<Worker>> drained);
+  ReloadPlan prepare_reload();
+  void apply_reload(ReloadPlan& plan);
+  // Reports exchanges and queues `next` no longer has; declares those it adds unless `declared`
+  // (the transport of the workers the reload starts declares them).
+  void apply_topology(const config::Config& running, const config::Config& next, bool declared);
+  void count_reload(bool ok);
+
+  std::shared_ptr<const config::Config> config_;  // the running one
   observability::Metrics& metrics_;
   observability::Health* health_;
   CrashWatch* crash_watch_ = nullptr;
   std::vector<std::unique_ptr<Worker>> workers_;
-  std::atomic<transport::Transport*> transport_{nullptr};
+  // Workers whose handlers outlived the shutdown timeout of a reload: kept, never destroyed
+  // under a running handler.
+  std::vector<std::unique_ptr<Worker>> abandoned_;
+  ReloadSource reload_source_;
+  std::size_t next_crash_slot_ = 0;
+  // The transports in use, the first one run()'s: read by /readyz while a reload changes them.
+  mutable std::mutex generations_mutex_;
+  std::vector<std::shared_ptr<Generation>> generations_;
   std::atomic<bool> running_{false};
 };
 

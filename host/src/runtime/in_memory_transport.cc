@@ -30,6 +30,7 @@ struct InMemoryTransport::Consumer {
   Queue* queue = nullptr;
   std::uint64_t next_sequence = 0;
   std::map<std::uint64_t, InFlight> unsettled;  // by delivery sequence
+  bool stopped = false;                         // stop_consuming(worker)
   std::thread thread;
 };
 
@@ -107,10 +108,11 @@ void InMemoryTransport::consume_loop(Consumer& consumer) {
   std::unique_lock lock(mutex_);
   for (;;) {
     changed_.wait(lock, [&] {
-      return !consuming_ || (!consumer.queue->ready.empty() &&
-                             consumer.unsettled.size() < consumer.subscription.prefetch);
+      return !consuming_ || consumer.stopped ||
+             (!consumer.queue->ready.empty() &&
+              consumer.unsettled.size() < consumer.subscription.prefetch);
     });
-    if (!consuming_)
+    if (!consuming_ || consumer.stopped)
       return;
     transport::InboundMessage message = std::move(consumer.queue->ready.front());
     consumer.queue->ready.pop_front();
@@ -133,6 +135,24 @@ void InMemoryTransport::stop_consuming() {
     changed_.notify_all();
     for (auto& consumer : consumers_)
       threads.push_back(std::move(consumer->thread));
+  }
+  for (auto& thread : threads) {
+    if (thread.joinable())
+      thread.join();
+  }
+}
+
+void InMemoryTransport::stop_consuming(const std::string& worker) {
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& consumer : consumers_) {
+      if (consumer->subscription.worker != worker)
+        continue;
+      consumer->stopped = true;
+      threads.push_back(std::move(consumer->thread));
+    }
+    changed_.notify_all();
   }
   for (auto& thread : threads) {
     if (thread.joinable())

@@ -32,6 +32,7 @@ class InMemoryTransport final : public transport::Transport {
 
   void start(const std::vector<transport::Subscription>& subscriptions) override;
   void stop_consuming() override;
+  void stop_consuming(const std::string& worker) override;
   void close() override;
   bool ready() const noexcept override { return consuming_.load(); }
   void publish(const transport::OutboundMessage& message) override;

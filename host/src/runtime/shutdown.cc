@@ -35,6 +35,21 @@ bool ShutdownSignal::wait_for(std::chrono::milliseconds timeout) {
   return cv_.wait_for(lock, timeout, [&] { return requested_; });
 }
 
+void ShutdownSignal::request_reload() noexcept {
+  std::lock_guard lock(mutex_);
+  reload_requested_ = true;
+  cv_.notify_all();
+}
+
+ShutdownSignal::Event ShutdownSignal::wait_for_stop_or_reload() {
+  std::unique_lock lock(mutex_);
+  cv_.wait(lock, [&] { return requested_ || reload_requested_; });
+  if (requested_)
+    return Event::stop;
+  reload_requested_ = false;
+  return Event::reload;
+}
+
 namespace {
 
 sigset_t stop_signals() {
@@ -42,6 +57,7 @@ sigset_t stop_signals() {
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);  // a reload
   // SIGUSR2 wakes the watcher when the host is done (see ~SignalWatcher).
   sigaddset(&set, SIGUSR2);
   return set;
@@ -63,6 +79,11 @@ SignalWatcher::SignalWatcher(ShutdownSignal& shutdown) {
         // SIGTERM blocked with nobody watching them.
         if (stopping_.load())
           return;
+        continue;
+      }
+      if (signal_number == SIGHUP) {
+        observability::log_info("received SIGHUP: reloading the configuration");
+        shutdown.request_reload();
         continue;
       }
       ++count;

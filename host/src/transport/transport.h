@@ -101,6 +101,10 @@ class Transport : public Publisher {
   virtual void start(const std::vector<Subscription>& subscriptions) = 0;
   // Stops new deliveries (basic.cancel); deliveries already handed over still get settled.
   virtual void stop_consuming() = 0;
+  // The same for one subscription (a worker a reload removes or replaces): once this returns,
+  // nothing more is delivered to it, it is never subscribed again (not after a reconnect either)
+  // and readiness no longer waits for it. Its deliveries already handed over still get settled.
+  virtual void stop_consuming(const std::string& worker) = 0;
   // After every delivery is settled: makes sure the settlements reached the broker, closes.
   virtual void close() = 0;
   // Connected and every subscription is consuming.

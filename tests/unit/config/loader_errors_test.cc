@@ -53,7 +53,7 @@ name = "w"
 shutdown = "10s"
 )"),
               ElementsAre(Problem(4, 1, "host.shutdown",
-                                  "unknown key; allowed keys: name, plugin_dir, "
+                                  "unknown key; allowed keys: name, pid_file, plugin_dir, "
                                   "shutdown_timeout, state_dir")));
 }
 

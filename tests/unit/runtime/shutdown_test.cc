@@ -38,3 +38,26 @@ TEST(SignalWatcher, StraySigusr2_ALaterSigtermStillRequestsAGracefulStop) {
 
 }  // namespace
 }  // namespace warren::runtime
+
+namespace warren::runtime {
+namespace {
+
+TEST(ShutdownSignalReload, ReloadRequests_CountAsOneAndAreTakenByTheWait) {
+  ShutdownSignal signal;
+  signal.request_reload();
+  signal.request_reload();
+  EXPECT_EQ(signal.wait_for_stop_or_reload(), ShutdownSignal::Event::reload);
+  signal.request();
+  EXPECT_EQ(signal.wait_for_stop_or_reload(), ShutdownSignal::Event::stop);
+}
+
+TEST(ShutdownSignalReload, StopWinsOverAPendingReload) {
+  ShutdownSignal signal;
+  signal.request_reload();
+  signal.request();
+  EXPECT_EQ(signal.wait_for_stop_or_reload(), ShutdownSignal::Event::stop);
+  EXPECT_EQ(signal.wait_for_stop_or_reload(), ShutdownSignal::Event::stop);
+}
+
+}  // namespace
+}  // namespace warren::runtime
