@@ -1,8 +1,8 @@
 // Fuzz target: the crash ledger file a previous run saved (runtime/crash_ledger.h): records of
 // messages that crashed the host, one a line, under a CRC-32. Any content loads or is discarded
 // with a reason, never a fault; each input is loaded as it is and again with its checksum line
-// made right, so that the fuzzer gets past it to the records. A ledger that loads saves to a file
-// that loads back to the same number of records.
+// made right, so that the fuzzer gets past it to the records. A ledger that loads counts one more
+// crash, and saves to a file that loads back to the same number of records.
 #include <unistd.h>
 
 #include <cstddef>
@@ -13,6 +13,7 @@
 #include <fstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "runtime/checksum.h"
 #include "runtime/crash_ledger.h"
@@ -59,6 +60,23 @@ void load_and_check(const std::string& content) {
   CrashLedger ledger(scratch_file());
   if (!ledger.load(now).empty())
     return;
+  // One more crash of the first record's message (its texts taken as they are written, which is
+  // the identity itself when they hold no escapes): a count read from the file goes up from there.
+  const std::string_view first = std::string_view(content).substr(content.find('\n') + 1);
+  std::vector<std::string_view> fields;
+  for (std::size_t begin = 0; fields.size() < 6;) {
+    const std::size_t end = first.find_first_of("\t\n", begin);
+    fields.push_back(first.substr(begin, end - begin));
+    if (end == std::string_view::npos || first[end] == '\n')
+      break;
+    begin = end + 1;
+  }
+  if (fields.size() == 6) {
+    const auto identity =
+        warren::runtime::CrashIdentity::from_parts(fields[3], fields[4], fields[5]);
+    for (const auto& record : ledger.record_crashes({identity}, 0, now))
+      require(record.crashes >= 1);
+  }
   require(ledger.save().empty());
   CrashLedger again(scratch_file());
   require(again.load(now).empty());
