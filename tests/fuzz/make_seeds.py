@@ -40,7 +40,9 @@ def fdp_string(text):
 
 
 def config_seeds():
-    seeds = [path.read_text() for path in sorted((ROOT / "conf").glob("*.toml"))]
+    # A finding (docs/fuzzing.md): a secret file that never ends.
+    seeds = ['[metrics]\nuser = "u"\npassword_file = "/dev/zero"\n']
+    seeds += [path.read_text() for path in sorted((ROOT / "conf").glob("*.toml"))]
     seeds += [path.read_text() for path in sorted((ROOT / "examples").rglob("*.toml"))]
     tests = sorted((ROOT / "tests" / "unit" / "config").glob("*_test.cc"))
     for test in tests:
@@ -150,7 +152,10 @@ def main():
                             journal([(0x4E555221, "w", "q", "k" * 40), (7, "", "", "")])])
     write("crash_ledger", [ledger([]),
                            ledger(["1\t1767322800000\t11\torders\torders.q\tm-1",
-                                   "3\t1767322800000\t0\tw\\tx\tq\\\\\tkey\\n"])])
+                                   "3\t1767322800000\t0\tw\\tx\tq\\\\\tkey\\n"]),
+                           # Findings (docs/fuzzing.md): the earliest time, the largest count.
+                           ledger(["1\t-9223372036854775808\t11\tw\tq\tk"]),
+                           ledger(["2147483647\t1767322800000\t11\tw\tq\tk"])])
 
 
 if __name__ == "__main__":
