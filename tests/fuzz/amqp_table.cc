@@ -13,17 +13,15 @@
 
 #include "broker/amqp_table.h"
 #include "broker/wire_properties.h"
+#include "fuzz_support.h"
 
 namespace {
+
+using warren::fuzz::require;
 
 using warren::broker::AmqpTableBuilder;
 using warren::broker::render_headers;
 using warren::broker::ScopedPool;
-
-void require(bool condition) {
-  if (!condition)
-    std::abort();
-}
 
 // `table` encoded into `buffer` and decoded again into `pool` (the decoded table points into
 // both); false when rabbitmq-c cannot encode it.

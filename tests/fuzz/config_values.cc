@@ -4,14 +4,16 @@
 // listen address prints to one that parses back to it.
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 
 #include "config/amqp_uri.h"
 #include "config/duration.h"
+#include "fuzz_support.h"
 #include "observability/listen_address.h"
+
+using warren::fuzz::require;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -19,8 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (const auto duration = warren::config::parse_duration(text)) {
     const std::string formatted = warren::config::format_duration(*duration);
     const auto again = warren::config::parse_duration(formatted);
-    if (!again || *again != *duration)
-      std::abort();  // format_duration must read back to the same value
+    require(again && *again == *duration);  // format_duration reads back to the same value
   }
 
   std::string why;
@@ -28,16 +29,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // The stored form is safe to log: it parses again, with no password left in it.
     std::string why_again;
     const auto stored = warren::config::parse_amqp_uri(uri->without_password, why_again);
-    if (!stored || stored->password || stored->tls != uri->tls)
-      std::abort();
+    require(stored && !stored->password && stored->tls == uri->tls);
   }
 
   try {
     const auto address = warren::observability::ListenAddress::parse(text);
     (void)address.is_loopback();
     const auto again = warren::observability::ListenAddress::parse(address.to_string());
-    if (again.host != address.host || again.port != address.port || again.ipv6 != address.ipv6)
-      std::abort();
+    require(again.host == address.host && again.port == address.port && again.ipv6 == address.ipv6);
   } catch (const std::invalid_argument&) {
   }
   return 0;

@@ -4,12 +4,12 @@
 // checksums made right, so that the fuzzer gets past them to the slots.
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
 #include <variant>
 
+#include "fuzz_support.h"
 #include "runtime/checksum.h"
 #include "runtime/crash_journal_format.h"
 
@@ -23,10 +23,8 @@ void parse_and_check(std::string_view bytes) {
   if (snapshot == nullptr)
     return;
   const std::size_t slots = (bytes.size() - format::kHeaderSize) / format::kSlotSize;
-  for (const auto& entry : snapshot->running) {
-    if (entry.slot >= slots)
-      std::abort();
-  }
+  for (const auto& entry : snapshot->running)
+    warren::fuzz::require(entry.slot < slots);
 }
 
 // `bytes` with the header's and every slot's checksum as a writer computes them.

@@ -15,17 +15,15 @@
 #include <string_view>
 #include <vector>
 
+#include "fuzz_support.h"
 #include "runtime/checksum.h"
 #include "runtime/crash_ledger.h"
 
 namespace {
 
-using warren::runtime::CrashLedger;
+using warren::fuzz::require;
 
-void require(bool condition) {
-  if (!condition)
-    std::abort();
-}
+using warren::runtime::CrashLedger;
 
 // A directory of this process's own for the ledger file.
 const std::filesystem::path& scratch_file() {

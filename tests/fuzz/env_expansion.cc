@@ -10,24 +10,11 @@
 #include <variant>
 
 #include "config/env_expansion.h"
-
-namespace {
-
-const char* fuzz_environment(const char* name) {
-  if (std::strcmp(name, "SET") == 0)
-    return "value";
-  if (std::strcmp(name, "DOLLAR") == 0)
-    return "${SET}";  // a value is not expanded again
-  if (std::strcmp(name, "EMPTY") == 0)
-    return "";
-  return nullptr;
-}
-
-}  // namespace
+#include "fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  (void)warren::config::expand_environment(text, fuzz_environment);
+  (void)warren::config::expand_environment(text, warren::fuzz::fixed_environment);
 
   std::string escaped;
   for (const char c : text) {
@@ -35,9 +22,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (c == '$')
       escaped.push_back('$');
   }
-  const auto expanded = warren::config::expand_environment(escaped, fuzz_environment);
+  const auto expanded =
+      warren::config::expand_environment(escaped, warren::fuzz::fixed_environment);
   const std::string* back = std::get_if<std::string>(&expanded);
   if (back == nullptr || *back != text)
-    std::abort();  // $$ must always give back a literal '$'
+    warren::fuzz::require(false);  // $$ must always give back a literal '$'
   return 0;
 }

@@ -14,16 +14,14 @@
 #include "broker/delay_levels.h"
 #include "broker/inbound_delivery.h"
 #include "fuzz_headers.h"
+#include "fuzz_support.h"
 #include "transport/failure_headers.h"
 
 namespace {
 
-using warren::transport::find_header;
+using warren::fuzz::require;
 
-void require(bool condition) {
-  if (!condition)
-    std::abort();
-}
+using warren::transport::find_header;
 
 // What find_header(name) must give after the settlement's headers went in, unless the
 // settlement's own extra headers replace it.

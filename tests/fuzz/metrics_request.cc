@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_support.h"
 #include "observability/basic_auth.h"
 #include "observability/health.h"
 #include "observability/http_server.h"
@@ -19,16 +20,13 @@
 
 namespace {
 
+using warren::fuzz::require;
+
 using warren::observability::BasicAuth;
 using warren::observability::MetricsServer;
 
 constexpr std::string_view kUser = "prometheus";
 constexpr std::string_view kPassword = "s3cret:with colon";
-
-void require(bool condition) {
-  if (!condition)
-    std::abort();
-}
 
 std::string encode_base64(std::string_view bytes) {
   static constexpr char kAlphabet[] =

@@ -10,15 +10,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "fuzz_support.h"
 #include "outbox/outbox_row.h"
 #include "queue/headers_json.h"
 
 namespace {
 
-void require(bool condition) {
-  if (!condition)
-    std::abort();
-}
+using warren::fuzz::require;
 
 // Whether `text` is valid UTF-8 (what JSON strings hold; headers_to_json replaces the rest).
 bool is_utf8(std::string_view text) {

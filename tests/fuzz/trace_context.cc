@@ -10,14 +10,12 @@
 #include <string>
 
 #include "fuzz_headers.h"
+#include "fuzz_support.h"
 #include "runtime/trace_context.h"
 
 namespace {
 
-void require(bool condition) {
-  if (!condition)
-    std::abort();
-}
+using warren::fuzz::require;
 
 // The context the next hop reads from `traceparent`: must continue the trace `trace_id`.
 void require_continues(const std::string& traceparent, const warren::runtime::TraceContext& from) {

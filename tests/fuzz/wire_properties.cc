@@ -15,15 +15,13 @@
 #include "broker/amqp_table.h"
 #include "broker/inbound_delivery.h"
 #include "broker/wire_properties.h"
+#include "fuzz_support.h"
 
 namespace {
 
-using namespace warren;
+using warren::fuzz::require;
 
-void require(bool condition) {
-  if (!condition)
-    std::abort();
-}
+using namespace warren;
 
 const amqp_basic_properties_t* decode(const std::string& wire, amqp_pool_t* pool) {
   void* decoded = nullptr;
