@@ -35,7 +35,7 @@ std::optional<std::string> secret_file_exposure(const std::filesystem::path& fil
   if (::stat(file.c_str(), &status) != 0)
     return "cannot read " + in_quotes(file.string()) + ": " + os_error_text(errno);
   // Checked before anything reads it: /dev/zero or /dev/urandom would be read for ever, a FIFO
-  // without a writer would block the start (found by tests/fuzz/config_loader.cc).
+  // without a writer would block the start (a timeout of tests/fuzz/config_loader.cc).
   if (!S_ISREG(status.st_mode))
     return in_quotes(file.string()) + " is not a regular file: a secret is read from a file";
   const mode_t mode = status.st_mode;

@@ -176,7 +176,7 @@ TEST(SecretFiles, SymlinkToAnExposedFile_IsJudgedByItsTarget) {
   EXPECT_THAT(secret_file_exposure(link), ::testing::Optional(HasSubstr("(mode 0644)")));
 }
 
-// Found by tests/fuzz/config_loader.cc (a timeout): a password_file that never ends was read
+// Seen through tests/fuzz/config_loader.cc (a timeout): a password_file that never ends was read
 // until memory ran out, before its mode was looked at. Devices, FIFOs and directories are refused
 // without being read.
 TEST(SecretFiles, PasswordFileThatIsADevice_IsRefusedWithoutBeingRead) {

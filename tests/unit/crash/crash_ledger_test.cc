@@ -185,7 +185,7 @@ std::string ledger_file(const std::string& records) {
   return checked + "end\t" + checksum + "\n";
 }
 
-// Found by tests/fuzz/crash_ledger.cc (UBSan: signed overflow in the expiry check): a crash at
+// Seen through tests/fuzz/crash_ledger.cc (UBSan: signed overflow in the expiry check): a crash at
 // the far end of the past is long expired, not kept forever.
 TEST_F(CrashLedgerTest, LastCrashAtTheEarliestTimeThereIs_HasExpired) {
   write_bytes(path(), ledger_file("1\t-9223372036854775808\t11\tw\tq\tid:poison\n"));
@@ -194,7 +194,7 @@ TEST_F(CrashLedgerTest, LastCrashAtTheEarliestTimeThereIs_HasExpired) {
   EXPECT_FALSE(ledger->find(identity("poison"), Clock::now()));
 }
 
-// Found by tests/fuzz/crash_ledger.cc (UBSan: signed overflow in record_crashes): a count read at
+// Seen through tests/fuzz/crash_ledger.cc (UBSan: signed overflow in record_crashes): a count read at
 // the largest int stays there, rather than wrapping to a negative count that max_crashes would
 // never stop.
 TEST_F(CrashLedgerTest, CountAtTheLargestInt_StaysThereAtTheNextCrash) {
