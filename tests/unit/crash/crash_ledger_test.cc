@@ -194,8 +194,8 @@ TEST_F(CrashLedgerTest, LastCrashAtTheEarliestTimeThereIs_HasExpired) {
   EXPECT_FALSE(ledger->find(identity("poison"), Clock::now()));
 }
 
-// Seen through tests/fuzz/crash_ledger.cc (UBSan: signed overflow in record_crashes): a count read at
-// the largest int stays there, rather than wrapping to a negative count that max_crashes would
+// Seen through tests/fuzz/crash_ledger.cc (UBSan: signed overflow in record_crashes): a count read
+// at the largest int stays there, rather than wrapping to a negative count that max_crashes would
 // never stop.
 TEST_F(CrashLedgerTest, CountAtTheLargestInt_StaysThereAtTheNextCrash) {
   const auto now = Clock::now();
