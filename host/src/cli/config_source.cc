@@ -17,6 +17,15 @@ namespace {
 // by its owner only (secret_file_exposure).
 bool read_broker_password_file(const std::filesystem::path& file, config::BrokerConfig& broker,
                                std::ostream& problems) {
+  // Checked before reading, as the loader does: /dev/zero must not be read for ever. (A file
+  // that is not there is said so below.)
+  std::error_code not_there;
+  if (std::optional<std::string> exposure = std::filesystem::exists(file, not_there)
+                                                ? config::secret_file_exposure(file)
+                                                : std::nullopt) {
+    problems << "--broker-password-file " << *exposure << "\n";
+    return false;
+  }
   std::string os_error;
   std::optional<std::string> content = config::read_text_file(file, os_error);
   while (content && !content->empty() && (content->back() == '\n' || content->back() == '\r')) {
@@ -27,10 +36,6 @@ bool read_broker_password_file(const std::filesystem::path& file, config::Broker
              << (content ? "the file is empty" : "cannot read it: " + os_error)
              << "; put the broker password in it (a systemd unit loads it with "
                 "LoadCredential=)\n";
-    return false;
-  }
-  if (std::optional<std::string> exposure = config::secret_file_exposure(file)) {
-    problems << "--broker-password-file " << *exposure << "\n";
     return false;
   }
   broker.password = std::move(*content);

@@ -34,6 +34,10 @@ std::optional<std::string> secret_file_exposure(const std::filesystem::path& fil
   struct stat status {};
   if (::stat(file.c_str(), &status) != 0)
     return "cannot read " + in_quotes(file.string()) + ": " + os_error_text(errno);
+  // Checked before anything reads it: /dev/zero or /dev/urandom would be read for ever, a FIFO
+  // without a writer would block the start (a timeout of tests/fuzz/config_loader.cc).
+  if (!S_ISREG(status.st_mode))
+    return in_quotes(file.string()) + " is not a regular file: a secret is read from a file";
   const mode_t mode = status.st_mode;
   // Root-owned secrets may be shared with the service's group, read-only.
   const mode_t allowed = status.st_uid == 0 ? S_IRGRP : 0;
@@ -86,6 +90,9 @@ std::optional<std::string> read_text_file(const std::filesystem::path& file,
 
 bool read_secret_file(TableReader& reader, std::string_view key, const std::filesystem::path& file,
                       std::string& secret) {
+  // Before reading: only a regular file no one else can read is read at all.
+  if (!check_secret_file(reader, key, file))
+    return false;
   std::string os_error;
   std::optional<std::string> content = read_text_file(file, os_error);
   if (!content) {
@@ -99,8 +106,6 @@ bool read_secret_file(TableReader& reader, std::string_view key, const std::file
     reader.report(key, in_quotes(file.string()) + " is empty");
     return false;
   }
-  if (!check_secret_file(reader, key, file))
-    return false;
   secret = std::move(*content);
   return true;
 }

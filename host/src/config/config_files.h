@@ -19,7 +19,8 @@ std::optional<std::string> read_text_file(const std::filesystem::path& file, std
 // it is. A secret may be readable by its owner alone; one owned by root may also be readable
 // (not writable) by its group, the root:warren 0640 and Kubernetes fsGroup (0440) layouts, as
 // PostgreSQL allows for its key file. Symlinks are followed: the target's mode is what counts.
-// A file that cannot be inspected gives the OS reason.
+// A file that cannot be inspected gives the OS reason; one that is not a regular file (a device,
+// a FIFO, a directory) is refused as such.
 std::optional<std::string> secret_file_exposure(const std::filesystem::path& file);
 
 // Reports at `key` of `reader` when secret_file_exposure(file) finds something; false then.
@@ -27,8 +28,8 @@ bool check_secret_file(TableReader& reader, std::string_view key,
                        const std::filesystem::path& file);
 
 // Reads the secret in `file` (named by `key` of `reader`) into `secret`, trailing newlines
-// stripped. An unreadable, empty or exposed (secret_file_exposure) file is reported at `key`,
-// naming the file.
+// stripped. An unreadable, empty or exposed (secret_file_exposure, checked before reading) file
+// is reported at `key`, naming the file.
 bool read_secret_file(TableReader& reader, std::string_view key, const std::filesystem::path& file,
                       std::string& secret);
 

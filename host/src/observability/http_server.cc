@@ -70,13 +70,6 @@ void poke(std::uint32_t ipv4, std::uint16_t port) noexcept {
 
 }  // namespace
 
-struct MetricsServer::Response {
-  int status = 200;
-  const char* content_type = kTextContentType;
-  std::string body;
-  std::vector<std::pair<const char*, const char*>> headers;
-};
-
 MetricsServer::MetricsServer(const Metrics& metrics, const Health& health,
                              MetricsServerOptions options)
     : metrics_(metrics),

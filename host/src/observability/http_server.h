@@ -29,6 +29,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "observability/basic_auth.h"
@@ -73,9 +75,19 @@ class MetricsServer {
   // Whether the linked civetweb can listen on IPv6 addresses.
   static bool supports_ipv6() noexcept;
 
- private:
-  struct Response;
+  // The answer to one request, routed by exact path with the Basic credentials checked:
+  // everything this server decides about a request, without civetweb (which parses the request
+  // line and headers); what tests/fuzz/metrics_request.cc drives. `authorization` is the
+  // Authorization header's value, nullptr when absent.
+  struct Response {
+    int status = 200;
+    const char* content_type = nullptr;
+    std::string body;
+    std::vector<std::pair<const char*, const char*>> headers;
+  };
   Response respond(std::string_view method, std::string_view path, const char* authorization) const;
+
+ private:
   static int handle_request(mg_connection* connection, void* server) noexcept;
   static int handle_log_message(const mg_connection* connection, const char* message) noexcept;
 

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "runtime/checksum.h"
@@ -30,7 +31,9 @@ std::int64_t unix_ms(CrashLedger::Clock::time_point time) {
 
 bool expired(const CrashRecord& record, CrashLedger::Clock::time_point now) {
   const auto expiry = std::chrono::duration_cast<std::chrono::milliseconds>(CrashLedger::kExpiry);
-  return unix_ms(now) - record.last_crash_unix_ms >= expiry.count();
+  // Not now - last >= expiry: a ledger's time can be anything a file holds, and the difference
+  // would overflow for one far in the past.
+  return record.last_crash_unix_ms <= unix_ms(now) - expiry.count();
 }
 
 std::string escaped(std::string_view text) {
@@ -183,7 +186,10 @@ std::vector<CrashRecord> CrashLedger::record_crashes(const std::vector<CrashIden
       record = CrashRecord{};
       record.identity = identity;
     }
-    ++record.crashes;
+    // A count read from the file can be at the limit already: it stays there (still over any
+    // max_crashes) rather than wrapping to a negative count.
+    if (record.crashes < std::numeric_limits<int>::max())
+      ++record.crashes;
     record.last_crash_unix_ms = unix_ms(now);
     record.last_signal = signal;
     result.push_back(record);

@@ -176,5 +176,19 @@ TEST(SecretFiles, SymlinkToAnExposedFile_IsJudgedByItsTarget) {
   EXPECT_THAT(secret_file_exposure(link), ::testing::Optional(HasSubstr("(mode 0644)")));
 }
 
+// Seen through tests/fuzz/config_loader.cc (a timeout): a password_file that never ends was read
+// until memory ran out, before its mode was looked at. Devices, FIFOs and directories are refused
+// without being read.
+TEST(SecretFiles, PasswordFileThatIsADevice_IsRefusedWithoutBeingRead) {
+  EXPECT_THAT(problems_of(R"(
+[metrics]
+user = "prom"
+password_file = "/dev/zero"
+)"),
+              ElementsAre(Problem(4, 17, "metrics.password_file",
+                                  "\"/dev/zero\" is not a regular file: a secret is read from a "
+                                  "file")));
+}
+
 }  // namespace
 }  // namespace warren::config

@@ -8,7 +8,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <limits>
+
 #include "crash_test_support.h"
+#include "runtime/checksum.h"
 
 namespace warren::runtime {
 namespace {
@@ -170,6 +174,38 @@ TEST_F(CrashLedgerTest, UnwritableDirectory_SaveSaysWhyAndKeepsTheCountsInMemory
   ledger.record_crashes({identity("a")}, 0, Clock::now());
   EXPECT_THAT(ledger.save(), HasSubstr("Read-only file system"));
   EXPECT_TRUE(ledger.find(identity("a"), Clock::now()));
+}
+
+// A ledger file holding `records` lines, with a right checksum: what a hand edit or a disk that
+// kept a checksummed block whole but another run's numbers could leave.
+std::string ledger_file(const std::string& records) {
+  const std::string checked = "warren crash ledger 1\n" + records;
+  char checksum[16];
+  std::snprintf(checksum, sizeof checksum, "%08x", crc32(checked));
+  return checked + "end\t" + checksum + "\n";
+}
+
+// Seen through tests/fuzz/crash_ledger.cc (UBSan: signed overflow in the expiry check): a crash at
+// the far end of the past is long expired, not kept forever.
+TEST_F(CrashLedgerTest, LastCrashAtTheEarliestTimeThereIs_HasExpired) {
+  write_bytes(path(), ledger_file("1\t-9223372036854775808\t11\tw\tq\tid:poison\n"));
+  const auto ledger = reloaded();
+  EXPECT_EQ(ledger->size(), 0u);
+  EXPECT_FALSE(ledger->find(identity("poison"), Clock::now()));
+}
+
+// Seen through tests/fuzz/crash_ledger.cc (UBSan: signed overflow in record_crashes): a count read
+// at the largest int stays there, rather than wrapping to a negative count that max_crashes would
+// never stop.
+TEST_F(CrashLedgerTest, CountAtTheLargestInt_StaysThereAtTheNextCrash) {
+  const auto now = Clock::now();
+  const std::string now_ms = std::to_string(
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count());
+  write_bytes(path(), ledger_file("2147483647\t" + now_ms + "\t11\tw\tq\tid:poison\n"));
+  const auto ledger = reloaded(now);
+  const auto records = ledger->record_crashes({identity("poison")}, SIGSEGV, now);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].crashes, std::numeric_limits<int>::max());
 }
 
 // ---- identities ---------------------------------------------------------------------------------
