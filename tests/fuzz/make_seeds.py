@@ -122,6 +122,59 @@ def ledger(lines):
     return content + "end\t%08x\n" % zlib.crc32(content.encode())
 
 
+def frame(kind, *fields):
+    """An isolation frame (host/src/isolation/frames.cc): its type, then fields given as
+    ("u8"|"u32"|"u64"|"f64", value), a str/bytes (length-prefixed) or a list of them."""
+    out = bytearray([kind])
+
+    def put(field):
+        if isinstance(field, (str, bytes)):
+            raw = field.encode() if isinstance(field, str) else field
+            out.extend(struct.pack("<I", len(raw)) + raw)
+        elif isinstance(field, tuple):
+            out.extend(struct.pack({"u8": "<B", "u32": "<I", "u64": "<Q", "f64": "<d"}[field[0]],
+                                   field[1]))
+        else:
+            out.extend(struct.pack("<I", len(field)))
+            for item in field:
+                put(item)
+
+    for field in fields:
+        put(field)
+    return bytes(out)
+
+
+def isolation_frames():
+    """One of each frame type the host and a child exchange (frames.h's variant order)."""
+    u8, u32, u64, f64 = (lambda v: ("u8", v)), (lambda v: ("u32", v)), (lambda v: ("u64", v)), \
+        (lambda v: ("f64", v))
+    headers = [("traceparent", "00-" + "a" * 32 + "-" + "b" * 16 + "-01")]
+    flat_headers = [item for pair in headers for item in pair]
+    deliver_headers = struct.pack("<I", len(headers)) + b"".join(
+        struct.pack("<I", len(s)) + s.encode() for s in flat_headers)
+    return [
+        frame(0, u32(1), "orders", "/proc/self/fd/7") + struct.pack("<I", 1) +
+        struct.pack("<I", 3) + b"dsn" + struct.pack("<I", 1) + b"x" + bytes([2]),
+        frame(1, u32(1), u32(1), u32(2), "scripted", "1.0.0"),
+        frame(2),
+        frame(3, "init: missing setting 'dsn'"),
+        frame(4, u64(1), "body", "rk", "ex", "id-1", "text/plain", u32(1), u8(0)) +
+        deliver_headers,
+        frame(5, u64(1), u8(1), u8(1), u64(250), "db busy", u32(1), "std::runtime_error"),
+        frame(6, u64(1), u64(7), "audit", "seen", "body", "", "id-2") + struct.pack("<I", 0) +
+        bytes([1]),
+        frame(7, u64(7), u8(1), "unroutable"),
+        frame(8, u64(0), u8(2), "worker line"),
+        frame(9, u32(1), u32(1), "orders_seconds", "help", [f64(0.1), f64(1.0)], ["shop"]),
+        frame(10, u32(1), ""),
+        frame(11, u32(1), ["eu"], f64(0.25)),
+        frame(12, u64(1)),
+        frame(13, u64(9)),
+        frame(14, u64(9)),
+        frame(15),
+    ]
+
+
 def main():
     write("config_loader", config_seeds())
     write("env_expansion", ["${HOME}/state", "${UNSET:-/var/lib/warren}", "$$HOME", "a$b",
@@ -150,6 +203,7 @@ def main():
     write("crash_journal", [journal([]),
                             journal([(0x4E555221, "orders", "orders.q", "m-1"), (0, "", "", "")]),
                             journal([(0x4E555221, "w", "q", "k" * 40), (7, "", "", "")])])
+    write("isolation_frames", isolation_frames())
     write("crash_ledger", [ledger([]),
                            ledger(["1\t1767322800000\t11\torders\torders.q\tm-1",
                                    "3\t1767322800000\t0\tw\\tx\tq\\\\\tkey\\n"]),
