@@ -11,12 +11,13 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Optional
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration" / "support"))
+for _kit in ("integration/support", "integration"):  # the integration kit, test_outbox_kit
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / _kit))
 
 from fault_proxy import FaultProxy  # noqa: E402
 from nodes import Node, Nodes  # noqa: E402
 from testkit_config import (apply_topology, quorum_queue, scripted_worker,  # noqa: E402
-                            warren_config, warren_options)
+                            toml_key, toml_value, warren_config, warren_options)
 from testkit_records import RecordFile  # noqa: E402
 from testkit_warren import WarrenProcess  # noqa: E402
 
@@ -58,12 +59,16 @@ class Host:
                                  **self.fleet.worker_keys.get(self.name, {}))
         worker.pop("allow_message_loss", None)  # the queue has a dead-letter exchange
         worker["settings"].update(self.fleet.worker_settings.get(self.name, {}))
-        return warren_config(
+        text = warren_config(
             host={"name": f"chaos-{self.name}", "shutdown_timeout": "20s"},
             broker={"uri": None, "hosts": [f"amqp://guest@127.0.0.1:{p}/" for p in ports],
                     "heartbeat": HEARTBEAT, "connect_timeout": "5s",
                     "reconnect_max": "2s", **self.fleet.broker_keys},
             **self.fleet.topology(), workers=[worker])
+        if self.fleet.outbox:  # every host relays the same outbox table
+            text += "\n[[outbox]]\n" + "".join(f"{toml_key(k)} = {toml_value(v)}\n"
+                                              for k, v in self.fleet.outbox.items())
+        return text
 
     def start(self, wait_ready: bool = True) -> None:
         self.generation += 1
@@ -86,6 +91,7 @@ class Fleet:
         self.worker_keys: Dict[str, dict] = {}       # per host name: extra [[workers]] keys
         self.worker_settings: Dict[str, dict] = {}   # per host name: extra plugin settings
         self.broker_keys: dict = {}                  # extra [broker] keys for every host
+        self.outbox: Optional[dict] = None           # an [[outbox]] relay on every host
         self.hosts = [Host(i, self) for i in range(1, hosts + 1)]
         for host in self.hosts:
             for node in nodes:

@@ -17,11 +17,13 @@ from typing import Callable, List, Optional
 from account import Account, Handled
 from fleet import (DEAD_LETTER_QUEUE, EXCHANGE, QUEUE, ROUTING_KEY, Fleet)
 from load import ConfirmedPublisher
+from outbox_load import OutboxInserter
 from nodes import Nodes
 from testkit_broker import Broker
 from testkit_config import cli_environment
 from testkit_env import WaitTimeout, wait_until
 from testkit_warren import warren_cli
+from test_outbox_kit import OutboxSchema
 
 
 @dataclass
@@ -46,6 +48,8 @@ class Scene:
     recovery_from: Optional[float] = None
     fault_hosts: List[str] = field(default_factory=list)
     failures: List[str] = field(default_factory=list)
+    cleanups: List[Callable[[], None]] = field(default_factory=list)
+    outbox_dsn: str = ""
     notes: List[str] = field(default_factory=list)
 
     def mark_fault(self, hosts: List[str] = ()) -> None:
@@ -72,6 +76,7 @@ class Scenario:
     fault: Callable[[Scene], None]
     load_seconds: Callable[[Pace], float]
     prepare: Optional[Callable[[Scene], None]] = None   # before the hosts start
+    load: Optional[Callable[[Scene, int], object]] = None  # default: a ConfirmedPublisher
     cleanup: Optional[Callable[[Scene], None]] = None   # after the account, even on failure
     needs: tuple = ()
 
@@ -193,9 +198,35 @@ def slow_handler(scene: Scene) -> None:
                  "consumer_timeout or the worker's max_handler_time")
 
 
+def outbox_prepare(scene: Scene) -> None:
+    schema = OutboxSchema()
+    scene.cleanups.append(schema.close)
+    scene.fleet.outbox = {"name": "chaos", "dsn": schema.dsn, "exchange": EXCHANGE, "batch": 20,
+                          "poll_interval": "200ms"}
+    config = scene.fleet.workdir / "outbox-init.toml"
+    config.write_text(scene.fleet.hosts[0].config())
+    result = warren_cli("outbox", "init", "-c", str(config), env_overrides=cli_environment())
+    assert result.returncode == 0, f"warren outbox init: {result.stdout}{result.stderr}"
+    scene.outbox_dsn = schema.dsn
+
+
+def outbox_load(scene: Scene, count: int) -> OutboxInserter:
+    return OutboxInserter(scene.outbox_dsn, ROUTING_KEY, count, scene.pace.rate, scene.name)
+
+
 def outbox_relays(scene: Scene) -> None:
-    """7. Three outbox relays over one table; kill -9 of one relay and of one node."""
-    raise NotImplementedError("scenario 7 (outbox relays) is not written yet")
+    """7. Three outbox relays (one on each host) over one table; kill -9 of one relay (its host)
+    and of one node: every row is sent, duplicates only among the rows in flight, and no row is
+    marked sent without a confirm (it would be lost)."""
+    host = scene.fleet.hosts[1]
+    node = scene.nodes[-1]
+    scene.mark_fault()
+    host.process.kill9()
+    node.kill9()
+    scene.sleep(scene.pace.seconds(10, 3))
+    node.stop()
+    node.start()
+    host.start()
 
 
 def kill_host(scene: Scene) -> None:
@@ -224,7 +255,8 @@ SCENARIOS = [
              lambda p: p.seconds(40, 20), prepare=consumer_timeout_prepare,
              cleanup=consumer_timeout_cleanup),
     Scenario(7, "outbox-relays", "three outbox relays, kill -9 of a relay and a node",
-             outbox_relays, lambda p: p.seconds(60, 20), needs=("cluster", "postgres")),
+             outbox_relays, lambda p: p.seconds(60, 20), prepare=outbox_prepare,
+             load=outbox_load, needs=("postgres",)),
     Scenario(8, "kill-host", "kill -9 of a Warren host, then its restart", kill_host,
              lambda p: p.seconds(40, 12)),
 ]
@@ -242,9 +274,11 @@ def run(scenario: Scenario, nodes: Nodes, pace: Pace, workdir: Path) -> Account:
             scenario.prepare(scene)
         fleet.start()
         load_seconds = scenario.load_seconds(pace)
-        scene.publisher = publisher = ConfirmedPublisher(
-            [n.uri for n in nodes], EXCHANGE, ROUTING_KEY, int(load_seconds * pace.rate),
-            pace.rate, prefix=f"{scenario.name}")
+        count = int(load_seconds * pace.rate)
+        scene.publisher = publisher = (
+            scenario.load(scene, count) if scenario.load else
+            ConfirmedPublisher([n.uri for n in nodes], EXCHANGE, ROUTING_KEY, count, pace.rate,
+                               prefix=scenario.name))
         publisher.start()
         wait_until(lambda: len(fleet.handled()) >= pace.rate * min(3.0, load_seconds / 4), 60,
                    what="the warm-up: messages handled before the fault")
@@ -254,6 +288,10 @@ def run(scenario: Scenario, nodes: Nodes, pace: Pace, workdir: Path) -> Account:
             scene.failures.append("the publisher did not finish in time")
             publisher.wait_done(30)
         load_ended = time.time()
+        if isinstance(publisher, OutboxInserter):
+            publisher.settle(timeout=120)
+            unsent = publisher.unsent()
+            scene.expect(not unsent, f"outbox rows not sent: {unsent}")
         confirmed = set(publisher.confirmed)
         try:
             wait_until(lambda: confirmed <= {r.message_id for _h, r in fleet.handled()},
@@ -266,6 +304,8 @@ def run(scenario: Scenario, nodes: Nodes, pace: Pace, workdir: Path) -> Account:
         problems = fleet.stop()
         if scenario.cleanup:
             scenario.cleanup(scene)
+        for cleanup in scene.cleanups:
+            cleanup()
     dead = _drain_dead_letters(nodes)
     left = _left_in(nodes)
     account = Account(scenario=f"{scenario.number}. {scenario.title}", confirmed=confirmed,
