@@ -8,6 +8,8 @@ the ids drained from the dead-letter queue, and when the fault began.
   duplicated    ids handled more than once (extra_handles: how many calls beyond the first)
   unexpected    handled (or dead-lettered) but never confirmed
   recovery      from the fault to the first message handled after it by a host the fault hit
+                (of the messages published after the fault: one already in a handler when the
+                fault came says nothing about recovery)
   longest pause the longest time no host handled anything, from the fault to the end of the load
 """
 
@@ -32,6 +34,7 @@ class Account:
     fault_at: Optional[float] = None
     fault_hosts: Tuple[str, ...] = ()  # the hosts the fault hit (empty: all)
     load_ended_at: Optional[float] = None
+    sent_at: Dict[str, float] = field(default_factory=dict)  # id -> its first publish
     notes: List[str] = field(default_factory=list)
     failed_checks: List[str] = field(default_factory=list)  # the scenario's own expectations
 
@@ -56,10 +59,12 @@ class Account:
         return (set(self.handled_ids) | self.dead_lettered) - self.confirmed
 
     def recovery(self) -> Optional[float]:
-        """Seconds from the fault to the first handle after it by a host the fault hit."""
+        """Seconds from the fault to the first handle, by a host the fault hit, of a message
+        published after the fault."""
         if self.fault_at is None:
             return None
-        after = [h.time for h in self.handled if h.time >= self.fault_at
+        after = [h.time for h in self.handled
+                 if self.sent_at.get(h.message_id, 0) >= self.fault_at
                  and (not self.fault_hosts or h.host in self.fault_hosts)]
         return min(after) - self.fault_at if after else None
 

@@ -8,6 +8,7 @@ handled (or dead-lettered), stops the hosts, drains the dead-letter queue and ma
 host logs; a failed one fails the scenario like a lost message.
 """
 
+import json
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -86,8 +87,8 @@ def kill_leader(scene: Scene) -> None:
     """1. kill -9 of the node leading the queue; the hosts on it move and resume within 10 s."""
     leader = scene.nodes.leader_of(QUEUE)
     scene.notes.append(f"leader {leader.name}")
-    scene.mark_fault([h.name for h in scene.fleet.hosts_on(leader)])
     leader.kill9()
+    scene.mark_fault([h.name for h in scene.fleet.hosts_on(leader)])
     if len(scene.nodes) == 1:  # nowhere to move: the node comes back
         leader.stop()
         leader.start()
@@ -220,9 +221,9 @@ def outbox_relays(scene: Scene) -> None:
     marked sent without a confirm (it would be lost)."""
     host = scene.fleet.hosts[1]
     node = scene.nodes[-1]
-    scene.mark_fault()
     host.process.kill9()
     node.kill9()
+    scene.mark_fault()
     scene.sleep(scene.pace.seconds(10, 3))
     node.stop()
     node.start()
@@ -233,8 +234,8 @@ def kill_host(scene: Scene) -> None:
     """8. kill -9 of a Warren host during load, then its restart: the others handle its unacked
     messages."""
     host = scene.fleet.hosts[0]
-    scene.mark_fault([host.name])
     host.process.kill9()
+    scene.mark_fault([host.name])
     scene.sleep(scene.pace.seconds(10, 3))
     scene.recovery_from = time.time()  # recovery: from the restart to its first message
     host.start()
@@ -287,12 +288,12 @@ def run(scenario: Scenario, nodes: Nodes, pace: Pace, workdir: Path) -> Account:
             publisher.stop()
             scene.failures.append("the publisher did not finish in time")
             publisher.wait_done(30)
-        load_ended = time.time()
         if isinstance(publisher, OutboxInserter):
             publisher.settle(timeout=120)
             unsent = publisher.unsent()
             scene.expect(not unsent, f"outbox rows not sent: {unsent}")
         confirmed = set(publisher.confirmed)
+        load_ended = max(publisher.confirmed.values(), default=time.time())
         try:
             wait_until(lambda: confirmed <= {r.message_id for _h, r in fleet.handled()},
                        180, interval=0.5,
@@ -311,10 +312,14 @@ def run(scenario: Scenario, nodes: Nodes, pace: Pace, workdir: Path) -> Account:
     account = Account(scenario=f"{scenario.number}. {scenario.title}", confirmed=confirmed,
                       handled=[Handled(h, r.message_id, r.time) for h, r in fleet.handled()],
                       dead_lettered=dead, fault_at=scene.recovery_from or scene.fault_at,
-                      fault_hosts=tuple(scene.fault_hosts), load_ended_at=load_ended)
+                      fault_hosts=tuple(scene.fault_hosts), load_ended_at=load_ended,
+                      sent_at=dict(publisher.sent))
     account.notes += scene.notes
     account.notes.append(f"publisher: {len(publisher.sent)} sent, {publisher.republished} "
-                         f"republished, {publisher.error_count} errors")
+                         f"republished, {publisher.error_count} errors "
+                         f"{publisher.errors[:3]}")
+    (workdir / "load.json").write_text(json.dumps(  # for a closer look: when each id went out
+        {"sent": publisher.sent, "confirmed": publisher.confirmed, "errors": publisher.errors}))
     account.notes += [f"host: {p}" for p in problems]
     account.failed_checks = list(scene.failures)
     if left:
@@ -365,11 +370,14 @@ def _ids_of(host, since: float) -> set:
 
 def _first_handle_after(scene: Scene, hosts: List[str], since: float,
                         timeout: float) -> Optional[float]:
+    """Seconds from SINCE to the first handle, by one of HOSTS (none: any), of a message first
+    published after SINCE (None: not within TIMEOUT)."""
     names = hosts or [h.name for h in scene.fleet.hosts]
+    sent = scene.publisher.sent
 
     def first():
         times = [r.time for name in names for r in scene.fleet.host(name).record_file.records()
-                 if r.time >= since]
+                 if sent.get(r.message_id, 0) >= since]
         return min(times) if times else None
     try:
         return wait_until(first, timeout, interval=0.2) - since
