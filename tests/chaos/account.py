@@ -68,12 +68,15 @@ class Account:
                  and (not self.fault_hosts or h.host in self.fault_hosts)]
         return min(after) - self.fault_at if after else None
 
-    def longest_pause(self) -> Optional[float]:
-        """The longest gap between handles (any host) from the fault to the end of the load."""
+    def longest_pause(self, hosts: Iterable[str] = ()) -> Optional[float]:
+        """The longest gap between handles (by any of HOSTS; none: any host) from the fault to
+        the end of the load."""
         if self.fault_at is None:
             return None
+        hosts = set(hosts)
         end = self.load_ended_at or max((h.time for h in self.handled), default=self.fault_at)
-        times = sorted(h.time for h in self.handled if self.fault_at <= h.time <= end)
+        times = sorted(h.time for h in self.handled if self.fault_at <= h.time <= end
+                       and (not hosts or h.host in hosts))
         points = [self.fault_at] + times + [end]
         return max(b - a for a, b in zip(points, points[1:]))
 

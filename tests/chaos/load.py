@@ -14,7 +14,7 @@ blocked_connection_timeout, so a disk or memory alarm ends in an error and a ret
 
 import threading
 import time
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Set
 
 import pika
 import pika.exceptions
@@ -35,6 +35,7 @@ class ConfirmedPublisher(threading.Thread):
         self.sent: Dict[str, float] = {}       # id -> wall time of its first publish
         self.confirmed: Dict[str, float] = {}  # id -> wall time of its confirm
         self.republished = 0
+        self.republished_ids: Set[str] = set()
         self.errors: List[str] = []            # what went wrong, in order (first 50)
         self.error_count = 0
         self._stopping = threading.Event()
@@ -75,6 +76,7 @@ class ConfirmedPublisher(threading.Thread):
                 self.sent.setdefault(message_id, time.time())
                 if attempt > 1:
                     self.republished += 1
+                    self.republished_ids.add(message_id)
                 channel.basic_publish(self.exchange, self.routing_key, message_id.encode(),
                                       properties, mandatory=True)
                 self.confirmed[message_id] = time.time()

@@ -8,7 +8,7 @@ only after the broker's confirm), filled by settle() once no row is pending any 
 
 import threading
 import time
-from typing import Dict, List
+from typing import Dict, List, Set
 
 import psycopg2
 
@@ -24,6 +24,7 @@ class OutboxInserter(threading.Thread):
         self.sent: Dict[str, float] = {}
         self.confirmed: Dict[str, float] = {}
         self.republished = 0  # rows are never inserted twice
+        self.republished_ids: Set[str] = set()
         self.errors: List[str] = []
         self.error_count = 0
         self._stopping = threading.Event()
