@@ -169,9 +169,11 @@ def disk_alarm(scene: Scene) -> None:
     scene.mark_fault()
     try:
         host = scene.fleet.hosts[0]
+        # To a routing key no queue is bound for: if it did go out after the alarm, it must
+        # not reach the load's queue (an unexpected message) but come back unroutable.
         publish = warren_cli("publish", "-c", str(host.process.config_path), "--exchange",
-                             EXCHANGE, "--routing-key", "chaos.cli", "--body", "during-alarm",
-                             "--message-id", "cli-during-alarm", timeout=60,
+                             "amq.direct", "--routing-key", "chaos.nowhere", "--body",
+                             "during-alarm", "--message-id", "cli-during-alarm", timeout=60,
                              env_overrides=cli_environment())
         error = (publish.stdout + publish.stderr).strip().splitlines()
         scene.notes.append(f"`warren publish` during the alarm: exit {publish.returncode}: "
