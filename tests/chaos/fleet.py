@@ -9,19 +9,16 @@ with its time in a record file of its own; its dead letters go to a dead-letter 
 drains.
 """
 
-import sys
 from pathlib import Path
 from typing import Dict, List, Optional
 
-for _kit in ("integration/support", "integration"):  # the integration kit, test_outbox_kit
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / _kit))
-
-from fault_proxy import FaultProxy  # noqa: E402
-from nodes import Node, Nodes  # noqa: E402
-from testkit_config import (apply_topology, quorum_queue, scripted_worker,  # noqa: E402
-                            toml_key, toml_value, warren_config, warren_options)
-from testkit_records import RecordFile  # noqa: E402
-from testkit_warren import WarrenProcess  # noqa: E402
+import kit_path  # noqa: F401 - the integration kit, for the testkit_* imports
+from fault_proxy import FaultProxy
+from nodes import Node, Nodes
+from testkit_config import (apply_topology, quorum_queue, scripted_worker, toml_key, toml_value,
+                            warren_config, warren_options)
+from testkit_records import RecordFile
+from testkit_warren import WarrenProcess
 
 EXCHANGE = "chaos.load"
 ROUTING_KEY = "chaos.msg"

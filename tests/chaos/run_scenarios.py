@@ -18,7 +18,7 @@ import traceback
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import fleet  # noqa: E402,F401 - puts the integration kit on sys.path
+import kit_path  # noqa: E402,F401 - the integration kit, for the testkit_* imports
 from account import Account  # noqa: E402
 from nodes import nodes_from_env  # noqa: E402
 from scenarios import SCENARIOS, Pace, run  # noqa: E402

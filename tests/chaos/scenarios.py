@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, List, Optional
 
+import kit_path  # noqa: F401 - the integration kit, for the testkit_* imports
 from account import Account, Handled
 from fleet import (DEAD_LETTER_QUEUE, EXCHANGE, QUEUE, ROUTING_KEY, Fleet)
 from load import ConfirmedPublisher
