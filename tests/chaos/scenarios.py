@@ -116,8 +116,11 @@ def kill_leader(scene: Scene) -> None:
 
 
 def freeze_node(scene: Scene) -> None:
-    """2. SIGSTOP of a node for 60 s, then SIGCONT; heartbeats detect it, the hosts move."""
-    node = scene.nodes[-1]
+    """2. SIGSTOP of a node (a follower of the queue: the case issue 21 found) for 60 s, then
+    SIGCONT; heartbeats detect it, the hosts on it move."""
+    leader = scene.nodes.leader_of(QUEUE)
+    node = [n for n in scene.nodes if n is not leader][-1] if len(scene.nodes) > 1 else leader
+    scene.notes.append(f"froze {node.name}, the leader is {leader.name}")
     frozen = [h.name for h in scene.fleet.hosts_on(node)]
     healthy = [h.name for h in scene.fleet.hosts if h.name not in frozen]
     node.freeze()
