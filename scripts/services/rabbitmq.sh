@@ -37,6 +37,14 @@
 # may hold a delivery in a long handler without the broker closing the channel); with
 # WARREN_RABBITMQ_TLS=1 also a TLS listener (see above; certificates made in about 0.1 s), which
 # requires client certificates with WARREN_RABBITMQ_TLS_CLIENT=1.
+#
+# For a node of a cluster (tests/chaos/cluster.sh), the first start of DIR also reads:
+#   RABBITMQ_NODE_NAME       the node's full name (default warren-test-PID@localhost)
+#   RABBITMQ_COOKIE          the Erlang cookie (default: random); cluster members share one
+#   RABBITMQ_EPMD_PORT       an epmd the caller runs and stops (default: one of DIR's own); cluster
+#                            members must register with the same epmd to find each other
+#   RABBITMQ_EXTRA_CONF      lines appended to DIR/rabbitmq.conf
+#   RABBITMQ_EXTRA_ERL_ARGS  Erlang VM flags appended to the server's (e.g. +S 1:1, one scheduler)
 
 _rabbitmq_script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=scripts/services/common.sh
@@ -63,8 +71,10 @@ rabbitmq_start() {
     # shellcheck disable=SC1091
     source "$dir/server.env"
     set +a
-    start_in_session "$dir/epmd.sid" "$dir/log/epmd.log" \
-      epmd -port "$ERL_EPMD_PORT" -address 127.0.0.1 || exit 1
+    if [[ ! -f $dir/epmd.external ]]; then
+      start_in_session "$dir/epmd.sid" "$dir/log/epmd.log" \
+        epmd -port "$ERL_EPMD_PORT" -address 127.0.0.1 || exit 1
+    fi
     wait_for 10 "epmd on 127.0.0.1:$ERL_EPMD_PORT" epmd -port "$ERL_EPMD_PORT" -names || exit 1
     start_in_session "$dir/server.sid" "$dir/log/launcher.log" \
       "$RABBITMQ_BIN_DIR/rabbitmq-server" || exit 1
@@ -147,10 +157,15 @@ _rabbitmq_configure() {
   mkdir -p "$dir/home" "$dir/mnesia" "$dir/log" || return 1
   ports=$(free_ports 3) || return 1
   { read -r amqp_port && read -r dist_port && read -r epmd_port; } <<<"$ports"
-  node="${RABBITMQ_NODE_PREFIX}-$$@localhost"
+  node=${RABBITMQ_NODE_NAME:-${RABBITMQ_NODE_PREFIX}-$$@localhost}
+  if [[ -n ${RABBITMQ_EPMD_PORT:-} ]]; then
+    epmd_port=$RABBITMQ_EPMD_PORT
+    : >"$dir/epmd.external" # rabbitmq_start and rabbitmq_stop leave that epmd alone
+  fi
 
   # Erlang distribution needs a cookie only the owner can read.
-  (umask 077 && od -An -tx1 -N16 /dev/urandom | tr -d ' \n' >"$dir/home/.erlang.cookie") || return 1
+  (umask 077 && printf %s "${RABBITMQ_COOKIE:-$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')}" \
+    >"$dir/home/.erlang.cookie") || return 1
   chmod 400 "$dir/home/.erlang.cookie"
 
   cat >"$dir/rabbitmq.conf" <<EOF
@@ -159,6 +174,7 @@ consumer_timeout = $RABBITMQ_CONSUMER_TIMEOUT_MS
 log.console = false
 log.file.level = info
 EOF
+  [[ -z ${RABBITMQ_EXTRA_CONF:-} ]] || printf '%s\n' "$RABBITMQ_EXTRA_CONF" >>"$dir/rabbitmq.conf"
   echo '[].' >"$dir/enabled_plugins"
   local client_certificates=false
   [[ ${WARREN_RABBITMQ_TLS:-0} == 1 && ${WARREN_RABBITMQ_TLS_CLIENT:-0} == 1 ]] && client_certificates=true
@@ -197,7 +213,8 @@ EOF
     _env_line RABBITMQ_CONF_ENV_FILE "$dir/rabbitmq-env.conf"
     _env_line RABBITMQ_ENABLED_PLUGINS_FILE "$dir/enabled_plugins"
     # Our epmd is already running; distribution only on loopback.
-    _env_line RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS "-start_epmd false -kernel inet_dist_use_interface {127,0,0,1}"
+    _env_line RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS \
+      "-start_epmd false -kernel inet_dist_use_interface {127,0,0,1} ${RABBITMQ_EXTRA_ERL_ARGS:-}"
   } >"$dir/server.env"
 
   {
