@@ -45,6 +45,7 @@ class Scene:
     nodes: Nodes
     fleet: Fleet
     pace: Pace
+    last: bool = False  # the last scenario of the run: what it breaks need not be mended
     publisher: Optional[ConfirmedPublisher] = None
     fault_at: Optional[float] = None
     recovery_from: Optional[float] = None
@@ -106,7 +107,7 @@ def kill_leader(scene: Scene) -> None:
     if len(scene.nodes) == 1:  # nowhere to move: the node comes back
         leader.stop()
         leader.start()
-    else:
+    elif not scene.last:  # (the last scenario of a run leaves it: the cluster stops next)
         scene.sleep(scene.pace.seconds(20, 5))
         leader.stop()
         leader.start()
@@ -292,10 +293,11 @@ SCENARIOS = [
 
 
 # -- the driver -----------------------------------------------------------------------------------
-def run(scenario: Scenario, nodes: Nodes, pace: Pace, workdir: Path) -> Account:
+def run(scenario: Scenario, nodes: Nodes, pace: Pace, workdir: Path,
+        last: bool = False) -> Account:
     workdir.mkdir(parents=True, exist_ok=True)
     fleet = Fleet(nodes, workdir)
-    scene = Scene(scenario.name, nodes, fleet, pace)
+    scene = Scene(scenario.name, nodes, fleet, pace, last=last)
     try:
         _clear_queues(nodes)
         fleet.apply_topology()
@@ -328,7 +330,7 @@ def run(scenario: Scenario, nodes: Nodes, pace: Pace, workdir: Path) -> Account:
                        what=lambda: f"every confirmed message handled ({len(confirmed)})")
         except WaitTimeout as timeout:
             scene.failures.append(str(timeout).split(";")[0])
-        time.sleep(2)  # late duplicates: redeliveries still on their way
+        time.sleep(pace.seconds(2, 1))  # late duplicates: redeliveries still on their way
     finally:
         problems = fleet.stop()
         if scenario.cleanup:
