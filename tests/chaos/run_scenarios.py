@@ -13,6 +13,7 @@ import platform
 import re
 import sys
 import tempfile
+import textwrap
 import time
 import traceback
 from pathlib import Path
@@ -38,14 +39,12 @@ def table(accounts) -> str:
 
 def write_report(path: Path, accounts, pace: Pace, nodes: int, seconds: float) -> None:
     text = path.read_text() if path.exists() else "# Reliability\n"
-    block = "\n".join([
-        BEGIN,
+    system = platform.freedesktop_os_release().get("PRETTY_NAME", platform.system())
+    measured = textwrap.fill(
         f"Measured {time.strftime('%Y-%m-%d')} by `tests/chaos/run{' --short' if pace.short else ''}`"
-        f" on {os.cpu_count()} cores ({platform.platform(terse=True)}), {nodes} RabbitMQ "
-        f"node(s), 3 hosts, load {pace.rate:g} messages/s, whole run {seconds / 60:.1f} min.",
-        "",
-        table(accounts),
-        END])
+        f" on {system}, {os.cpu_count()} cores, {nodes} RabbitMQ node(s) (3.10), 3 hosts, load "
+        f"{pace.rate:g} messages/s; the whole run took {seconds / 60:.0f} min.", width=100)
+    block = "\n".join([BEGIN, measured, "", table(accounts), END])
     if BEGIN in text and END in text:
         text = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _m: block, text,
                       flags=re.S)
