@@ -19,6 +19,7 @@
 #   leader DIR QUEUE     prints N of the node leading quorum queue QUEUE (vhost "/")
 #   pid DIR N            prints the pid of node N's broker (beam.smp)
 # or: source tests/chaos/cluster.sh; cluster_start DIR; cluster_freeze DIR 2; ...
+# A single node is scripts/services/rabbitmq.sh's (start|stop DIR), which this script builds on.
 #
 # DIR/env (source it) exports, besides what scripts/services/rabbitmq.sh writes for one node
 # (WARREN_TEST_AMQP_URI etc., here for node 1, so the integration fixtures run on the cluster):

@@ -27,6 +27,8 @@ ConsumerConnection::ConsumerConnection(ConsumerOptions options, const config::Co
     : IoLoop(options, {"broker consumer I/O", "connection"}, health),
       close_grace_(options.close_grace),
       topology_(config),
+      refresher_(topology_, options.connection,
+                 transport::reconnect_policy(options.reconnect_initial, options.reconnect_max)),
       on_delivery_(std::move(on_delivery)),
       metrics_(metrics),
       commands_(wakeup()),
@@ -37,6 +39,7 @@ ConsumerConnection::ConsumerConnection(ConsumerOptions options, const config::Co
     const config::QueueConfig* queue = config.find_queue(subscription.queue);
     subscribers_.emplace_back(std::move(subscription), retry);
     subscribers_.back().server_named = queue != nullptr && queue->server_named;
+    owned_by_connection_.push_back(queue != nullptr && owned_by_connection(*queue));
   }
 }
 
@@ -119,6 +122,15 @@ void ConsumerConnection::prepare_connection(AmqpConnection& connection) {
     subscriber.channel_open = false;
     subscriber.stopped();
   }
+  prepared_.assign(subscribers_.size(), false);
+  resumed_ = declared_once_;
+  if (resumed_) {
+    // Consume first, declare after (on_connected, topology_refresher.h): only a queue that went
+    // with the old connection is declared now, before its worker consumes it.
+    for (std::size_t index = 0; index < subscribers_.size(); ++index)
+      prepared_[index] = !owned_by_connection_[index] || prepare_queue(connection, index, {});
+    return;
+  }
   // What every worker shares: a refusal here refuses the connection (retried as a whole).
   amqp_channel_open(connection.state(), kTopologyChannel);
   connection.check(connection.last_reply(), "opening the topology channel");
@@ -126,9 +138,9 @@ void ConsumerConnection::prepare_connection(AmqpConnection& connection) {
   amqp_channel_close(connection.state(), kTopologyChannel, AMQP_REPLY_SUCCESS);
   connection.check(connection.last_reply(), "closing the topology channel");
   // Each worker's queue: a refusal stops that worker alone (but fails the first setup).
-  prepared_.assign(subscribers_.size(), false);
   for (std::size_t index = 0; index < subscribers_.size(); ++index)
     prepared_[index] = prepare_queue(connection, index, declared);
+  declared_once_ = true;
 }
 
 void ConsumerConnection::on_connected() {
@@ -147,6 +159,14 @@ void ConsumerConnection::on_connected() {
       " worker(s) consuming");
   update_ready();
   first_setup_done("");
+  if (resumed_) {
+    std::vector<std::string> consumed;  // the delivery bindings of the retries, too
+    for (std::size_t index = 0; index < subscribers_.size(); ++index) {
+      if (!owned_by_connection_[index])
+        consumed.push_back(subscribers_[index].queue());
+    }
+    refresher_.refresh(connection()->endpoint(), std::move(consumed));
+  }
 }
 
 void ConsumerConnection::on_connect_failed(const std::string& why, bool refused,
@@ -164,7 +184,9 @@ void ConsumerConnection::on_connect_failed(const std::string& why, bool refused,
 
 void ConsumerConnection::on_connection_lost(const std::string& why) {
   const bool was_connected = connection() != nullptr;
-  drop_connection();          // no close handshake: the peer may be gone
+  drop_connection();  // no close handshake: the peer may be gone
+  if (was_connected)
+    advance_endpoint();       // the other nodes first: this one may be frozen (issue 21)
   ledger_.connection_lost();  // every delivery handed out so far is stale now
   assembler_.drop_all();
   for (auto& subscriber : subscribers_) {

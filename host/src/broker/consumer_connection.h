@@ -1,7 +1,13 @@
 // The consuming side of the RabbitMQ transport: one connection, owned by one I/O thread
 // (io_loop.h), with a channel per subscription (basic.qos prefetch, manual acks).
 //
-// Once connected it declares the topology and subscribes every worker; then every turn it
+// At the first connection it declares the topology, then subscribes every worker. After a
+// reconnect it subscribes first and declares everything again behind it, on a connection of its
+// own (topology_refresher.h): on a cluster with a frozen member a declaration waits for that
+// member, consuming does not (issue 21). Only a queue that belongs to the connection (exclusive,
+// server-named) is declared again before its worker consumes: it went with the old connection.
+// A queue deleted meanwhile shows as a refused basic.consume, and that worker alone declares it
+// again before its next attempt (see below). Then every turn it
 // applies the settlements worker threads queued (acks held and coalesced into one `multiple` ack,
 // never covering an unsettled delivery: ack_ledger.h) and reads every available frame
 // (deliveries, broker-side cancels, channel and connection closes).
@@ -39,6 +45,7 @@
 #include "broker/io_loop.h"
 #include "broker/subscriber_state.h"
 #include "broker/topology.h"
+#include "broker/topology_refresher.h"
 #include "broker/wakeup_queue.h"
 #include "observability/health.h"
 #include "observability/metrics.h"
@@ -147,6 +154,7 @@ class ConsumerConnection final : private IoLoop {
 
   const std::chrono::milliseconds close_grace_;
   const TopologyDeclarer topology_;
+  TopologyRefresher refresher_;  // after topology_: destroyed (joined) before it
   DeliveryCallback on_delivery_;
   std::function<void()> on_read_pass_end_;
   observability::Metrics* metrics_;
@@ -163,6 +171,9 @@ class ConsumerConnection final : private IoLoop {
   // I/O thread state.
   std::vector<SubscriberState> subscribers_;  // index i consumes on consumer_channel(i)
   std::vector<bool> prepared_;                // by the last prepare_connection(): queue ready
+  std::vector<bool> owned_by_connection_;     // per subscription: exclusive or server-named queue
+  bool declared_once_ = false;                // the whole topology was declared (at start)
+  bool resumed_ = false;                      // this connection consumed before declaring
   DeferredSettlements deferred_;              // settlements held back until their time
   std::chrono::steady_clock::time_point last_route_repair_{};
   bool cancelled_ = false;  // stop_consuming() ran: do not subscribe again

@@ -20,14 +20,19 @@ using Clock = std::chrono::steady_clock;
 // wake-up interval, so this is a thread stuck in a library call).
 constexpr auto kLoopStallAllowance = std::chrono::seconds(10);
 
+std::size_t endpoint_count(const IoLoopOptions& options, const IoLoopNames& names) {
+  if (options.endpoints.empty())
+    throw std::invalid_argument(names.loop + ": no broker endpoint to connect to");
+  return options.endpoints.size();
+}
+
 }  // namespace
 
 IoLoop::IoLoop(IoLoopOptions options, IoLoopNames names, observability::Health* health)
     : options_(std::move(options)),
       names_(std::move(names)),
+      rotation_(endpoint_count(options_, names_)),
       backoff_(transport::reconnect_policy(options_.reconnect_initial, options_.reconnect_max)) {
-  if (options_.endpoints.empty())
-    throw std::invalid_argument(names_.loop + ": no broker endpoint to connect to");
   if (health != nullptr)
     heartbeat_ = health->register_loop(names_.loop, kLoopStallAllowance);
 }
@@ -100,7 +105,7 @@ void IoLoop::run() {
 }
 
 void IoLoop::connect() {
-  const auto& endpoint = options_.endpoints[endpoint_index_ % options_.endpoints.size()];
+  const auto& endpoint = options_.endpoints[rotation_.current()];
   std::string why;
   bool refused = false;
   try {

@@ -1,9 +1,10 @@
 // What the consuming and the publishing connection share: one I/O thread that owns one AMQP
-// connection at a time. The loop connects (the endpoints in turn, each loss or refusal followed
-// by a reconnect after the shared backoff), logs in, services heartbeats by never sleeping longer
-// than the wake-up interval (io_wait.h), wakes at once when another thread queues work (the
-// wake-up fd), reads every frame that arrived and dispatches it, and on leaving closes or
-// abandons the connection.
+// connection at a time. The loop connects (the endpoints in turn: after a failed connect or a
+// lost connection the next one, so that the others are tried before the one that failed,
+// endpoint_rotation.h; each failure followed by a reconnect after the shared backoff), logs in,
+// services heartbeats by never sleeping longer than the wake-up interval (io_wait.h), wakes at once
+// when another thread queues work (the wake-up fd), reads every frame that arrived and dispatches
+// it, and on leaving closes or abandons the connection.
 //
 // Connection-level state lives here: the AmqpConnection, the next endpoint, the backoff, the
 // loop's liveness for /healthz. Channel-level state (subscriptions and their delivery tags, the
@@ -25,6 +26,7 @@
 #include "broker/amqp_connection.h"
 #include "broker/broker_endpoint.h"
 #include "broker/channel_numbers.h"
+#include "broker/endpoint_rotation.h"
 #include "broker/wakeup_queue.h"
 #include "observability/health.h"
 #include "transport/backoff.h"
@@ -33,7 +35,7 @@ namespace warren::broker {
 
 // What both connections are given (ConsumerOptions and PublisherOptions add their own).
 struct IoLoopOptions {
-  std::vector<BrokerEndpoint> endpoints;  // tried in turn
+  std::vector<BrokerEndpoint> endpoints;  // tried in turn (endpoint_rotation.h)
   ConnectionOptions connection;
   std::chrono::milliseconds reconnect_initial{500};
   std::chrono::milliseconds reconnect_max{30000};
@@ -87,8 +89,9 @@ class IoLoop {
   void drop_connection() noexcept;
   // connection.close with a short deadline, then drop.
   void close_connection() noexcept;
-  // The next connect tries the next endpoint (failover).
-  void advance_endpoint() noexcept { ++endpoint_index_; }
+  // The current endpoint failed (its connection was lost): the next connect tries the next one,
+  // and this one only after all the others (failover).
+  void advance_endpoint() noexcept { rotation_.failed(); }
   // The next connect waits for the backoff; returns how long.
   std::chrono::milliseconds schedule_reconnect();
   void reset_backoff() noexcept { backoff_.reset(); }
@@ -138,7 +141,7 @@ class IoLoop {
   std::unique_ptr<AmqpConnection> connection_;
   std::mutex connection_mutex_;  // guards connection_ swaps against abort_socket_if()
   bool finished_ = false;
-  std::size_t endpoint_index_ = 0;
+  EndpointRotation rotation_;
   transport::Backoff backoff_;
   std::chrono::steady_clock::time_point next_connect_attempt_{};
 

@@ -223,13 +223,31 @@ TopologyDeclarer::QueueNames TopologyDeclarer::declare(
   return names;
 }
 
+bool owned_by_connection(const config::QueueConfig& queue) {
+  return queue.exclusive || queue.server_named;
+}
+
 TopologyDeclarer::QueueNames TopologyDeclarer::declare_shared(AmqpConnection& connection,
                                                               amqp_channel_t channel) const {
+  return declare_all(connection, channel, true);
+}
+
+void TopologyDeclarer::declare_again(AmqpConnection& connection, amqp_channel_t channel,
+                                     const std::vector<std::string>& consumed) const {
+  declare_all(connection, channel, false);
+  for (const auto& queue : consumed)
+    bind_delivery(connection, channel, queue);
+}
+
+TopologyDeclarer::QueueNames TopologyDeclarer::declare_all(AmqpConnection& connection,
+                                                           amqp_channel_t channel,
+                                                           bool connection_owned_too) const {
   QueueNames names;
   for (const auto& exchange : config_.exchanges)
     declare_exchange(connection, channel, exchange);
   for (const auto& queue : config_.queues) {
-    names[queue.name] = declare_queue(connection, channel, queue);
+    if (connection_owned_too || !owned_by_connection(queue))
+      names[queue.name] = declare_queue(connection, channel, queue);
   }
   for (const auto& worker : config_.workers) {
     if (!worker.dead_letter_queue.empty() && !names.contains(worker.dead_letter_queue)) {

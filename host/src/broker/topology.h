@@ -9,6 +9,10 @@
 // The consuming connection declares in two parts: what every worker shares (declare_shared: a
 // refusal there stops the whole connection), then each worker's own queue (prepare_consumed: a
 // refusal, such as an externally managed queue that was deleted, stops that worker alone).
+//
+// After a reconnect it consumes first and declares afterwards, on a connection of its own
+// (declare_again, topology_refresher.h): on a cluster with a frozen member, a declaration waits
+// for that member (issue 21).
 #pragma once
 
 #include <amqp.h>
@@ -50,6 +54,13 @@ class TopologyDeclarer {
                                const std::string& queue, const std::string& worker,
                                const QueueNames& declared) const;
 
+  // declare_shared() and the delivery binding of each of `consumed` (names on the broker), but
+  // for the queues that belong to one connection (exclusive or server-named): the consuming
+  // connection declares those itself. For declaring everything again, behind consuming, after a
+  // reconnect. Throws TopologyError or ConnectionLost.
+  void declare_again(AmqpConnection& connection, amqp_channel_t channel,
+                     const std::vector<std::string>& consumed) const;
+
   // What a retry needs to come back, declared again: the delay levels, and the delivery binding
   // of each of `queues` (names on the broker). For repairing them while running, when a retry
   // publish is returned unroutable (someone deleted or unbound part of them). Throws
@@ -61,6 +72,8 @@ class TopologyDeclarer {
   std::vector<std::string> describe() const;
 
  private:
+  QueueNames declare_all(AmqpConnection& connection, amqp_channel_t channel,
+                         bool connection_owned_too) const;
   void declare_exchange(AmqpConnection& connection, amqp_channel_t channel,
                         const config::ExchangeConfig& exchange) const;
   std::string declare_queue(AmqpConnection& connection, amqp_channel_t channel,
@@ -71,6 +84,10 @@ class TopologyDeclarer {
 
   const config::Config& config_;
 };
+
+// Whether `queue` belongs to the connection that declares it (exclusive, or server-named): it is
+// gone with that connection, and only that connection may declare or consume it.
+bool owned_by_connection(const config::QueueConfig& queue);
 
 // A worker's queue that the config does not declare is not on the broker (never created, or
 // deleted by whoever manages it).

@@ -21,6 +21,7 @@
 #include "broker/delay_levels.h"
 #include "broker/publisher_connection.h"
 #include "eventually.h"
+#include "freezing_proxy.h"
 #include "test_broker.h"
 #include "transport/ids.h"
 
@@ -141,9 +142,11 @@ struct Fixture {
     config.queues.push_back(declared);
   }
 
-  std::unique_ptr<ConsumerConnection> consumer(Inbox& inbox, std::uint16_t prefetch = 20) {
+  // Consuming through `via` (default: the endpoints the fixture publishes to).
+  std::unique_ptr<ConsumerConnection> consumer(Inbox& inbox, std::uint16_t prefetch = 20,
+                                               std::vector<BrokerEndpoint> via = {}) {
     ConsumerOptions options;
-    options.endpoints = endpoints;
+    options.endpoints = via.empty() ? endpoints : std::move(via);
     options.connection = connection_options();
     options.reconnect_initial = 50ms;
     options.reconnect_max = 200ms;
@@ -175,6 +178,21 @@ struct Fixture {
   // A retry's last hop, as the delay levels' last queue dead-letters it.
   void publish_as_retry(const std::string& body) {
     publish({body}, std::string(kDelayDeliveryExchange), delay_routing_key(0ms, queue));
+  }
+
+  // publish_as_retry() again and again until the broker routes it (its route being declared
+  // again on another thread); false when it never did within the patience.
+  bool publish_as_retry_until_routed(const std::string& body) {
+    return ::warren::test_support::eventually(
+        [&] {
+          try {
+            publish_as_retry(body);
+            return true;
+          } catch (const transport::PublishError&) {
+            return false;
+          }
+        },
+        kPatience, 50ms);
   }
 };
 
@@ -281,22 +299,43 @@ TEST(ConsumerOnBroker, RetryDeliveryUnbound_RepairRetryRoutesBindsItAgain) {
 
   consumer->repair_retry_routes(0);
   // The repair runs on the consumer's I/O thread: publish until a retry is routed again.
-  ASSERT_TRUE(::warren::test_support::eventually(
-      [&] {
-        try {
-          fixture.publish_as_retry("routed");
-          return true;
-        } catch (const transport::PublishError&) {
-          return false;
-        }
-      },
-      kPatience, 50ms));
+  ASSERT_TRUE(fixture.publish_as_retry_until_routed("routed"));
   const auto received = inbox.wait_for(1);
   ASSERT_EQ(received.size(), 1U);
   EXPECT_EQ(received[0].message.body, "routed");
   consumer->settle(received[0].token, SettleAction::ack);
   consumer->close();
   EXPECT_EQ(inbox.size(), 1U);
+}
+
+// Issue 21: a connection lost (its node frozen, say) reconnects to the next endpoint, not to the
+// one that failed; it consumes first, and declares the topology again behind it, on a connection
+// of its own: the retries' delivery binding removed meanwhile is bound again.
+TEST(ConsumerOnBroker, ConnectionLost_ConsumesAgainOnTheNextEndpointAndDeclaresTheTopologyBehind) {
+  TEST_BROKER_OR_SKIP(endpoints);
+  Fixture fixture(*endpoints);
+  test_support::FreezingProxy first(endpoints->front());
+  Inbox inbox;
+  auto consumer = fixture.consumer(inbox, 20, {first.endpoint(), endpoints->front()});
+  consumer->start();
+  ASSERT_TRUE(consumer->ready());
+  ASSERT_EQ(first.connections(), 1);
+  fixture.probe.unbind_retry_delivery();
+
+  first.cut();
+  fixture.publish({"after the cut"});
+  auto received = inbox.wait_for(1);
+  ASSERT_EQ(received.size(), 1U) << "not consuming again";
+  EXPECT_EQ(received[0].message.body, "after the cut");
+  EXPECT_EQ(first.connections(), 1) << "reconnected to the endpoint that failed";
+  consumer->settle(received[0].token, SettleAction::ack);
+  // Declared again in the background: publish until a retry is routed again.
+  ASSERT_TRUE(fixture.publish_as_retry_until_routed("routed"));
+  received = inbox.wait_for(2);
+  ASSERT_EQ(received.size(), 2U);
+  EXPECT_EQ(received[1].message.body, "routed");
+  consumer->settle(received[1].token, SettleAction::ack);
+  consumer->close();
 }
 
 TEST(ConsumerOnBroker, AfterStopConsuming_NothingMoreIsDeliveredAndItStaysInTheQueue) {

@@ -53,6 +53,8 @@ class FreezingProxy {
   bool frozen() const { return until_frozen_.load() == 0; }
   // Closes both connections: a client stuck in the socket gets an error.
   void cut() { cut_ = true; }
+  // Clients accepted so far.
+  int connections() const { return accepted_.load(); }
 
  private:
   int connect_to_target() const {
@@ -101,6 +103,8 @@ class FreezingProxy {
         if (::poll(&listening, 1, 20) <= 0)
           continue;
         client = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (client >= 0)
+          ++accepted_;
         broker = client < 0 ? -1 : connect_to_target();
         if (broker < 0 && client >= 0) {
           ::close(client);
@@ -139,6 +143,7 @@ class FreezingProxy {
   const BrokerEndpoint target_;
   int listener_ = -1;
   int port_ = 0;
+  std::atomic<int> accepted_{0};
   std::atomic<bool> stopping_{false};
   std::atomic<std::int64_t> until_frozen_{-1};  // client bytes still to read; -1: no limit
   std::atomic<bool> cut_{false};

@@ -1,0 +1,29 @@
+#include "isolation/child_exit.h"
+
+#include <string.h>
+
+namespace warren::isolation {
+
+std::string signal_name(int signal) {
+  if (const char* abbreviation = ::sigabbrev_np(signal))
+    return std::string("SIG") + abbreviation;
+  return "SIG" + std::to_string(signal);
+}
+
+std::string ChildExit::reason() const {
+  if (!by_signal)
+    return "exit " + std::to_string(code);
+  if (code == SIGKILL)
+    return "killed";
+  return signal_name(code);
+}
+
+ChildExit child_exit_from(const siginfo_t& info) noexcept {
+  ChildExit exit;
+  exit.by_signal = info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED;
+  exit.core_dumped = info.si_code == CLD_DUMPED;
+  exit.code = info.si_status;
+  return exit;
+}
+
+}  // namespace warren::isolation

@@ -1,0 +1,145 @@
+#include "isolation/frame_socket.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+namespace warren::isolation {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int remaining_ms(Clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return left.count() < 0 ? 0 : static_cast<int>(left.count());
+}
+
+}  // namespace
+
+FrameSocket::FrameSocket(FrameSocket&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)),
+      assembler_(std::move(other.assembler_)),
+      buffer_(std::move(other.buffer_)),
+      send_failed_(other.send_failed_.load()),
+      send_failure_(std::move(other.send_failure_)),
+      receive_ended_(other.receive_ended_.load()),
+      receive_end_(std::move(other.receive_end_)) {}
+
+FrameSocket& FrameSocket::operator=(FrameSocket&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0)
+      ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+    assembler_ = std::move(other.assembler_);
+    buffer_ = std::move(other.buffer_);
+    send_failed_ = other.send_failed_.load();
+    send_failure_ = std::move(other.send_failure_);
+    receive_ended_ = other.receive_ended_.load();
+    receive_end_ = std::move(other.receive_end_);
+  }
+  return *this;
+}
+
+FrameSocket::~FrameSocket() {
+  if (fd_ >= 0)
+    ::close(fd_);
+}
+
+std::pair<FrameSocket, FrameSocket> FrameSocket::pair() {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0)
+    throw std::system_error(errno, std::generic_category(), "socketpair(AF_UNIX, SOCK_SEQPACKET)");
+  return {FrameSocket(fds[0]), FrameSocket(fds[1])};
+}
+
+bool FrameSocket::send(const Frame& frame, std::chrono::milliseconds timeout) {
+  if (send_failed_)
+    return false;
+  auto deadline = Clock::now() + timeout;
+  for (const std::string& packet : split_into_packets(encode(frame))) {
+    while (true) {
+      ssize_t sent = ::send(fd_, packet.data(), packet.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (sent == static_cast<ssize_t>(packet.size()))
+        break;
+      if (sent < 0 && errno == EINTR)
+        continue;
+      if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        pollfd writable{fd_, POLLOUT, 0};
+        int ready = ::poll(&writable, 1, remaining_ms(deadline));
+        if (ready < 0 && errno == EINTR)
+          continue;
+        if (ready <= 0) {
+          // Half a frame may be out: the stream cannot carry another one.
+          send_failure_ = "the peer did not read a frame within its time";
+          send_failed_ = true;
+          return false;
+        }
+        continue;
+      }
+      send_failure_ = sent < 0 ? std::strerror(errno) : "short packet write";
+      send_failed_ = true;
+      return false;
+    }
+  }
+  return true;
+}
+
+FrameSocket::Status FrameSocket::receive(Frame& frame) {
+  if (receive_ended_)
+    return Status::closed;
+  // A packet is never larger than its payload plus the marker: one buffer of that size reads any.
+  buffer_.resize(kPacketPayload + 1);
+  while (true) {
+    ssize_t got = ::recv(fd_, buffer_.data(), buffer_.size(), MSG_DONTWAIT);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      return Status::would_block;
+    if (got <= 0) {
+      // ECONNRESET: the peer died with packets of ours unread (a child killed mid-window).
+      receive_end_ = got == 0              ? "end of stream"
+                     : errno == ECONNRESET ? "end of stream (the peer left frames unread)"
+                                           : std::strerror(errno);
+      receive_ended_ = true;
+      return Status::closed;
+    }
+    if (auto whole =
+            assembler_.add(std::string_view(buffer_.data(), static_cast<std::size_t>(got)))) {
+      frame = decode(*whole);
+      return Status::frame;
+    }
+  }
+}
+
+std::optional<Frame> FrameSocket::receive_within(std::chrono::milliseconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  Frame frame;
+  while (true) {
+    switch (receive(frame)) {
+      case Status::frame:
+        return frame;
+      case Status::closed:
+        return std::nullopt;
+      case Status::would_block:
+        break;
+    }
+    pollfd readable{fd_, POLLIN, 0};
+    int ready = ::poll(&readable, 1, remaining_ms(deadline));
+    if (ready < 0 && errno == EINTR)
+      continue;
+    if (ready == 0)
+      return std::nullopt;
+    if (ready < 0) {
+      receive_end_ = std::strerror(errno);
+      receive_ended_ = true;
+      return std::nullopt;
+    }
+  }
+}
+
+}  // namespace warren::isolation

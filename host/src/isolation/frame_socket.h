@@ -1,0 +1,67 @@
+// One end of the host <-> worker socket pair (socketpair(AF_UNIX, SOCK_SEQPACKET)): packets keep
+// their boundaries, reading returns 0 once the peer is gone (a dead child is an EOF, not a
+// timeout), and sends use MSG_NOSIGNAL so a dead peer is an error, not a SIGPIPE for the host.
+// Owns its descriptor. One thread may send while another receives; two senders (or two
+// receivers) need the caller's lock.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "isolation/frames.h"
+#include "isolation/packet_assembler.h"
+
+namespace warren::isolation {
+
+class FrameSocket {
+ public:
+  explicit FrameSocket(int fd, std::size_t max_frame = kDefaultMaxFrame) noexcept
+      : fd_(fd), assembler_(max_frame) {}
+  FrameSocket(FrameSocket&& other) noexcept;
+  FrameSocket& operator=(FrameSocket&& other) noexcept;
+  FrameSocket(const FrameSocket&) = delete;
+  FrameSocket& operator=(const FrameSocket&) = delete;
+  ~FrameSocket();
+
+  // A connected pair, both ends close-on-exec (the spawner dup2()s the child's end, which clears
+  // the flag on the copy only).
+  static std::pair<FrameSocket, FrameSocket> pair();
+
+  int fd() const noexcept { return fd_; }
+  // Gives up the descriptor (the caller closes it).
+  int release() noexcept { return std::exchange(fd_, -1); }
+  // Sends FRAME whole, waiting for room in the socket at most TIMEOUT altogether. false when the
+  // peer is gone or did not read in time (the caller treats both as a dead peer).
+  bool send(const Frame& frame, std::chrono::milliseconds timeout);
+
+  enum class Status { frame, would_block, closed };
+  // One frame if a whole one is readable now, without waiting (the descriptor polled readable
+  // is the caller's business). `closed`: EOF or an error; the reason is in closed_reason().
+  // Throws FrameError for a malformed frame.
+  Status receive(Frame& frame);
+  // Waits up to TIMEOUT for a whole frame; std::nullopt when the time ran out or the peer closed
+  // (closed() tells which).
+  std::optional<Frame> receive_within(std::chrono::milliseconds timeout);
+  // Either side found the socket unusable.
+  bool closed() const noexcept { return send_failed_ || receive_ended_; }
+  // Why: the receiving side's reason (e.g. "end of stream") if it ended, else the sending side's.
+  // Read it from the thread that saw the failure.
+  const std::string& closed_reason() const noexcept {
+    return receive_ended_ ? receive_end_ : send_failure_;
+  }
+
+ private:
+  int fd_ = -1;
+  PacketAssembler assembler_;
+  std::string buffer_;
+  // Each side writes only its own pair, so a sender and a receiver never race.
+  std::atomic<bool> send_failed_ = false;
+  std::string send_failure_;
+  std::atomic<bool> receive_ended_ = false;
+  std::string receive_end_;
+};
+
+}  // namespace warren::isolation

@@ -1,0 +1,170 @@
+// What the host and a worker process say to each other over their socket (isolation =
+// "process"). The child runs the plugin; the host keeps every broker connection, channel and
+// delivery tag, so the child sees messages by sequence number only, and everything a handler
+// asks of its host (a publish, a log line, a metric) travels back as a frame. The frames mirror
+// host_abi/services.h: the child implements WorkerServices and MessageServices with them, the
+// host answers them with its real ones, so a handler meets the same services in either mode.
+//
+//   host                                   child (warren-worker)
+//   Start (worker, plugin fd, settings) ─►
+//                                       ◄─ Hello (protocol, ABI, plugin name and version)
+//                                       ◄─ Ready | InitFailed (reason)
+//   Deliver (sequence, message) ────────►
+//                                       ◄─ LogLine / MetricDeclare / MetricRecord /
+//                                          PublishRequest (answered by PublishResult)
+//                                       ◄─ Outcome (sequence, what the handler reported)
+//   Cancel (sequence) ──────────────────►  (soft_timeout: stop_requested() turns true)
+//   Ping ───────────────────────────────► ◄─ Pong
+//   Shutdown ───────────────────────────►  (the child destroys its instance and exits 0)
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "warren/host_abi/reported_outcome.h"
+#include "warren/log_level.h"
+#include "warren/metrics.h"
+#include "warren/outgoing_message.h"
+
+namespace warren::isolation {
+
+// Both sides are one build; a different number means a worker binary from another package.
+inline constexpr std::uint32_t kProtocolVersion = 1;
+
+struct Start {
+  std::uint32_t protocol = kProtocolVersion;
+  std::string worker;
+  // The plugin as the child opens it: /proc/self/fd/N of a descriptor the host holds open, so
+  // that an upgrade on disk between host start and child start cannot mix versions.
+  std::string plugin_path;
+  std::map<std::string, std::string> settings;
+  LogLevel log_level = LogLevel::info;
+  friend bool operator==(const Start&, const Start&) = default;
+};
+
+struct Hello {
+  std::uint32_t protocol = kProtocolVersion;
+  std::uint32_t abi_major = 0;
+  std::uint32_t abi_minor = 0;
+  std::string plugin_name;
+  std::string plugin_version;
+  friend bool operator==(const Hello&, const Hello&) = default;
+};
+
+struct Ready {
+  friend bool operator==(const Ready&, const Ready&) = default;
+};
+
+struct InitFailed {
+  std::string reason;
+  friend bool operator==(const InitFailed&, const InitFailed&) = default;
+};
+
+struct Deliver {
+  std::uint64_t sequence = 0;
+  std::string body;
+  std::string routing_key;
+  std::string exchange;
+  std::string message_id;
+  std::string content_type;
+  std::uint32_t attempt = 1;
+  bool redelivered = false;
+  std::vector<std::pair<std::string, std::string>> headers;
+  friend bool operator==(const Deliver&, const Deliver&) = default;
+};
+
+struct Outcome {
+  std::uint64_t sequence = 0;
+  host_abi::ReportedOutcome outcome;
+  friend bool operator==(const Outcome& a, const Outcome& b) {
+    return a.sequence == b.sequence && a.outcome.kind == b.outcome.kind &&
+           a.outcome.delay == b.outcome.delay && a.outcome.reason == b.outcome.reason &&
+           a.outcome.error == b.outcome.error &&
+           a.outcome.exception_type == b.outcome.exception_type;
+  }
+};
+
+struct PublishRequest {
+  std::uint64_t sequence = 0;  // the message whose handler publishes
+  std::uint64_t request = 0;   // answered by the PublishResult of the same number
+  OutgoingMessage message;
+  friend bool operator==(const PublishRequest&, const PublishRequest&) = default;
+};
+
+struct PublishResult {
+  std::uint64_t request = 0;
+  std::optional<std::string> error;  // std::nullopt: confirmed
+  friend bool operator==(const PublishResult&, const PublishResult&) = default;
+};
+
+struct LogLine {
+  std::uint64_t sequence = 0;  // 0: the worker's own line, outside any message
+  LogLevel level = LogLevel::info;
+  std::string text;
+  friend bool operator==(const LogLine&, const LogLine&) = default;
+};
+
+// A metric the plugin asks for; the child numbers them and waits for MetricDeclared.
+struct MetricDeclare {
+  std::uint32_t metric = 0;
+  MetricType type = MetricType::counter;
+  std::string name;
+  std::string help;
+  std::vector<double> buckets;
+  std::vector<std::string> label_names;
+  friend bool operator==(const MetricDeclare&, const MetricDeclare&) = default;
+};
+
+struct MetricDeclared {
+  std::uint32_t metric = 0;
+  std::string refusal;  // empty: accepted
+  friend bool operator==(const MetricDeclared&, const MetricDeclared&) = default;
+};
+
+struct MetricRecord {
+  std::uint32_t metric = 0;
+  std::vector<std::string> label_values;  // empty for a metric without labels
+  double value = 0;
+  friend bool operator==(const MetricRecord& a, const MetricRecord& b) {
+    return a.metric == b.metric && a.label_values == b.label_values &&
+           (a.value == b.value || (a.value != a.value && b.value != b.value));  // NaN == NaN here
+  }
+};
+
+struct Cancel {
+  std::uint64_t sequence = 0;
+  friend bool operator==(const Cancel&, const Cancel&) = default;
+};
+
+struct Ping {
+  std::uint64_t nonce = 0;
+  friend bool operator==(const Ping&, const Ping&) = default;
+};
+
+struct Pong {
+  std::uint64_t nonce = 0;
+  friend bool operator==(const Pong&, const Pong&) = default;
+};
+
+struct Shutdown {
+  friend bool operator==(const Shutdown&, const Shutdown&) = default;
+};
+
+using Frame = std::variant<Start, Hello, Ready, InitFailed, Deliver, Outcome, PublishRequest,
+                           PublishResult, LogLine, MetricDeclare, MetricDeclared, MetricRecord,
+                           Cancel, Ping, Pong, Shutdown>;
+
+std::string encode(const Frame& frame);
+// Throws FrameError (frame_codec.h) naming what is wrong: an unknown type, a truncated field,
+// an enum value out of range, bytes past the end.
+Frame decode(std::string_view bytes);
+// "Deliver", "Outcome", ...: for log lines and errors.
+std::string_view frame_name(const Frame& frame) noexcept;
+
+}  // namespace warren::isolation

@@ -1,0 +1,41 @@
+// A frame travels as one or more packets of a SOCK_SEQPACKET socket: a socket buffer caps one
+// packet (about 200 KiB by default), a message body does not. Each packet starts with one byte,
+// kMoreFollows or kLastPacket; PacketAssembler joins them back and refuses a frame larger than
+// its limit, so a child that writes without end costs the host that limit, not its memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace warren::isolation {
+
+inline constexpr std::uint8_t kLastPacket = 0;
+inline constexpr std::uint8_t kMoreFollows = 1;
+// Payload bytes per packet: well under the default socket buffer, large enough that a 256-byte
+// message or a 1 MiB one takes few system calls.
+inline constexpr std::size_t kPacketPayload = 64 * 1024;
+// The largest frame either side accepts by default (a message body, headers included).
+inline constexpr std::size_t kDefaultMaxFrame = 256u * 1024 * 1024;
+
+// FRAME cut into packets, each with its marker byte.
+std::vector<std::string> split_into_packets(std::string_view frame);
+
+class PacketAssembler {
+ public:
+  explicit PacketAssembler(std::size_t max_frame = kDefaultMaxFrame) : max_frame_(max_frame) {}
+
+  // The frame PACKET completes, if it is the last of one. Throws FrameError for an empty packet,
+  // an unknown marker or a frame over the limit (the socket is then beyond repair: close it).
+  std::optional<std::string> add(std::string_view packet);
+  bool in_frame() const noexcept { return !pending_.empty(); }
+
+ private:
+  std::size_t max_frame_;
+  std::string pending_;
+};
+
+}  // namespace warren::isolation

@@ -1,0 +1,236 @@
+#include "isolation/worker_process.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include "isolation/frame_codec.h"
+
+namespace warren::isolation {
+
+namespace {
+
+std::string_view text(warren_str value) {
+  return {value.data, value.size};
+}
+
+// The time to wait in poll() until the earliest of DEADLINES (time_point::max(): none).
+int poll_timeout(std::initializer_list<std::chrono::steady_clock::time_point> deadlines) {
+  auto now = std::chrono::steady_clock::now();
+  auto earliest = std::chrono::steady_clock::time_point::max();
+  for (auto deadline : deadlines)
+    earliest = std::min(earliest, deadline);
+  if (earliest == std::chrono::steady_clock::time_point::max())
+    return -1;
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(earliest - now).count();
+  return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 60'000)) + 1;
+}
+
+std::chrono::steady_clock::time_point after(std::chrono::milliseconds duration) {
+  if (duration.count() <= 0)
+    return std::chrono::steady_clock::time_point::max();
+  return std::chrono::steady_clock::now() + duration;
+}
+
+}  // namespace
+
+WorkerProcess::WorkerProcess(const HeldExecutable& executable, WorkerProcessOptions options,
+                             host_abi::WorkerServices& worker)
+    : executable_(executable), options_(std::move(options)), worker_(worker) {}
+
+WorkerProcess::~WorkerProcess() = default;  // SpawnedWorker kills and reaps a child left behind
+
+void WorkerProcess::start() {
+  child_.emplace(spawn_worker(executable_, {std::to_string(::getpid())}));
+  Start start_frame{kProtocolVersion, options_.worker, options_.plugin_path, options_.settings,
+                    options_.log_level};
+  if (!child_->socket().send(start_frame, options_.startup_timeout))
+    throw WorkerStartError("worker process: " + bury(std::nullopt).reason);
+  auto deadline = Clock::now() + options_.startup_timeout;
+  while (true) {
+    auto frame =
+        child_->socket().receive_within(std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::max(deadline - Clock::now(), Clock::duration::zero())));
+    if (!frame) {
+      if (child_->socket().closed())
+        throw WorkerStartError("worker process died starting: " + bury(std::nullopt).reason);
+      bury("startup timeout");
+      throw WorkerStartError("worker process not ready within startup_timeout (" +
+                             std::to_string(options_.startup_timeout.count()) + " ms)");
+    }
+    if (auto* failed = std::get_if<InitFailed>(&*frame)) {
+      std::string reason = failed->reason;
+      bury(std::nullopt);
+      throw WorkerStartError("init: " + reason);
+    }
+    if (auto* hello = std::get_if<Hello>(&*frame)) {
+      if (hello->protocol != kProtocolVersion) {
+        bury("protocol");
+        throw WorkerStartError("warren-worker speaks protocol " + std::to_string(hello->protocol) +
+                               ", this host " + std::to_string(kProtocolVersion) +
+                               ": the host and warren-worker come from different packages");
+      }
+      hello_ = std::move(*hello);
+      continue;
+    }
+    if (serve(*frame, nullptr) == Served::ready)
+      return;
+  }
+}
+
+WorkerProcess::Served WorkerProcess::serve(Frame& frame, host_abi::MessageServices* services) {
+  FrameSocket& socket = child_->socket();
+  const auto reply_timeout = std::chrono::seconds(30);
+  if (std::holds_alternative<Ready>(frame))
+    return Served::ready;
+  if (auto* outcome = std::get_if<Outcome>(&frame)) {
+    if (services != nullptr)
+      services->report(std::move(outcome->outcome));
+    return Served::outcome;
+  }
+  if (auto* line = std::get_if<LogLine>(&frame)) {
+    if (line->sequence != 0 && services != nullptr)
+      services->log(line->level, line->text);
+    else
+      worker_.log(line->level, line->text);
+  } else if (auto* declare = std::get_if<MetricDeclare>(&frame)) {
+    std::string refusal;
+    host_abi::PluginMetric* metric =
+        declare->label_names.empty()
+            ? worker_.metric(declare->type, declare->name, declare->help, declare->buckets, refusal)
+            : worker_.labelled_metric(declare->type, declare->name, declare->help, declare->buckets,
+                                      declare->label_names, refusal);
+    if (metric != nullptr)
+      metrics_[declare->metric] = metric;
+    else if (refusal.empty())
+      refusal = "refused";
+    socket.send(MetricDeclared{declare->metric, metric != nullptr ? "" : refusal}, reply_timeout);
+  } else if (auto* record = std::get_if<MetricRecord>(&frame)) {
+    auto found = metrics_.find(record->metric);
+    if (found != metrics_.end()) {
+      host_abi::PluginMetric* target = found->second;
+      if (!record->label_values.empty()) {
+        std::vector<std::string_view> values(record->label_values.begin(),
+                                             record->label_values.end());
+        target = target->series(values);
+      }
+      if (target != nullptr)
+        target->record(record->value);
+    }
+  } else if (auto* publish = std::get_if<PublishRequest>(&frame)) {
+    std::optional<std::string> error =
+        services != nullptr ? services->publish(std::move(publish->message))
+                            : std::optional<std::string>("publishing is for handlers, not init");
+    socket.send(PublishResult{publish->request, std::move(error)}, reply_timeout);
+  } else if (!std::holds_alternative<Pong>(frame)) {
+    throw FrameError("unexpected " + std::string(frame_name(frame)) + " frame from the worker");
+  }
+  return Served::other;
+}
+
+std::optional<WorkerDeath> WorkerProcess::handle(
+    const warren_message& message, const std::vector<std::pair<std::string, std::string>>& headers,
+    host_abi::MessageServices& services) {
+  if (!child_)
+    start();
+  const std::uint64_t sequence = next_sequence_++;
+  Deliver deliver{sequence,
+                  std::string(text(message.body)),
+                  std::string(text(message.routing_key)),
+                  std::string(text(message.exchange)),
+                  std::string(text(message.message_id)),
+                  std::string(text(message.content_type)),
+                  message.attempt,
+                  message.redelivered != 0,
+                  headers};
+  FrameSocket& socket = child_->socket();
+  if (!socket.send(deliver, options_.hard_timeout.count() > 0 ? options_.hard_timeout
+                                                              : std::chrono::milliseconds(30'000)))
+    return bury(std::nullopt);
+
+  auto soft_deadline = after(options_.soft_timeout);
+  auto hard_deadline = after(options_.hard_timeout);
+  auto ping_at = after(options_.ping_interval);
+  auto ping_sent = Clock::time_point::max();
+  bool cancelled = false;
+  while (true) {
+    Frame frame;
+    FrameSocket::Status status;
+    try {
+      status = socket.receive(frame);
+    } catch (const FrameError& error) {
+      return bury("protocol: " + std::string(error.what()));
+    }
+    if (status == FrameSocket::Status::closed)
+      return bury(std::nullopt);
+    if (status == FrameSocket::Status::frame) {
+      ping_sent = Clock::time_point::max();
+      ping_at = after(options_.ping_interval);
+      try {
+        if (serve(frame, &services) == Served::outcome)
+          return std::nullopt;
+      } catch (const FrameError& error) {
+        return bury("protocol: " + std::string(error.what()));
+      }
+      continue;
+    }
+    auto now = Clock::now();
+    if (now >= hard_deadline)
+      return bury("timeout");
+    if (ping_sent != Clock::time_point::max() && now - ping_sent >= options_.wedged_after)
+      return bury("wedged");
+    if (!cancelled && (now >= soft_deadline || services.stop_requested())) {
+      cancelled = true;
+      socket.send(Cancel{sequence}, std::chrono::milliseconds(1'000));
+    }
+    if (now >= ping_at && ping_sent == Clock::time_point::max()) {
+      ping_sent = now;
+      socket.send(Ping{next_ping_++}, std::chrono::milliseconds(1'000));
+    }
+    auto wedged_deadline = ping_sent == Clock::time_point::max()
+                               ? Clock::time_point::max()
+                               : ping_sent + options_.wedged_after;
+    // A stop request is not a descriptor: look again every 100 ms while one may come.
+    auto stop_check = cancelled ? Clock::time_point::max() : now + std::chrono::milliseconds(100);
+    pollfd watched[2] = {{socket.fd(), POLLIN, 0}, {child_->pidfd(), POLLIN, 0}};
+    int ready =
+        ::poll(watched, 2,
+               poll_timeout({soft_deadline, hard_deadline, ping_at, wedged_deadline, stop_check}));
+    (void)ready;  // every case is read again at the top: frames, end of stream, deadlines
+  }
+}
+
+WorkerDeath WorkerProcess::bury(std::optional<std::string> override_reason) {
+  WorkerDeath death;
+  if (!child_)
+    return WorkerDeath{override_reason.value_or("not running")};
+  if (override_reason)
+    child_->kill_group();
+  auto exit = child_->reap_within(std::chrono::milliseconds(2'000));
+  if (!exit) {
+    // The socket closed but the process lingers (it closed descriptor 3 itself): make sure.
+    child_->kill_group();
+    exit = child_->reap_within(std::chrono::milliseconds(10'000));
+  }
+  death.reason = override_reason ? *override_reason : exit ? exit->reason() : "lost";
+  child_.reset();
+  metrics_.clear();
+  return death;
+}
+
+void WorkerProcess::stop(std::chrono::steady_clock::time_point deadline) {
+  if (!child_)
+    return;
+  auto left = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::max(deadline - Clock::now(), Clock::duration::zero()));
+  };
+  if (child_->socket().send(Shutdown{}, left()) && child_->reap_within(left())) {
+    child_.reset();
+    return;
+  }
+  child_->kill_group();
+  child_->reap_within(std::chrono::milliseconds(10'000));
+  child_.reset();
+}
+
+}  // namespace warren::isolation
