@@ -102,7 +102,10 @@ class ConfirmedPublisher(PacedLoad):
                 return True
             except (pika.exceptions.UnroutableError, pika.exceptions.NackError) as error:
                 self.note(f"{message_id}: {type(error).__name__}")
-                self._stopping.wait(0.2)  # the queue's leader may be moving: try again soon
+                # A channel opened while the queue's leader moved can go on nacking after the
+                # new leader is elected (seen here for minutes): try again on a new connection.
+                broker.reconnect()
+                self._stopping.wait(0.2)
             except RETRYABLE as error:
                 self.note(f"{message_id} via {broker.uri}: {type(error).__name__} {error}")
                 broker.reconnect()
