@@ -61,9 +61,14 @@ def _as_bytes(value: Union[bytes, str]) -> bytes:
 class Broker:
     """A connection to the test broker (WARREN_TEST_AMQP_URI) plus its rabbitmqctl wrapper."""
 
-    def __init__(self, uri: Optional[str] = None, rabbitmqctl: Optional[str] = None):
+    def __init__(self, uri: Optional[str] = None, rabbitmqctl: Optional[str] = None, *,
+                 heartbeat: int = 0, blocked_connection_timeout: float = 60):
+        """HEARTBEAT 0 (none): a test may sit in a long wait without servicing heartbeats; a
+        load that must notice a frozen node sets one (tests/chaos/load.py)."""
         self.uri = uri or env("WARREN_TEST_AMQP_URI")
         self._rabbitmqctl = rabbitmqctl or env("WARREN_TEST_RABBITMQCTL")
+        self._heartbeat = heartbeat
+        self._blocked_connection_timeout = blocked_connection_timeout
         self._connection: Optional[pika.BlockingConnection] = None
         self._channel = None
 
@@ -72,8 +77,8 @@ class Broker:
         """The kit's channel (publisher confirms on), reconnecting when it or its connection closed."""
         if self._connection is None or not self._connection.is_open:
             parameters = pika.URLParameters(self.uri)
-            parameters.heartbeat = 0  # a test may sit in a long wait without servicing heartbeats
-            parameters.blocked_connection_timeout = 60
+            parameters.heartbeat = self._heartbeat
+            parameters.blocked_connection_timeout = self._blocked_connection_timeout
             self._connection = pika.BlockingConnection(parameters)
             self._channel = None
         if self._channel is None or not self._channel.is_open:
