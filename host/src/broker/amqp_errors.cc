@@ -97,4 +97,17 @@ std::string explain_precondition_failed(std::string_view server_text) {
          "and a deleted queue's messages are lost)";
 }
 
+std::string explain_channel_close(std::string_view server_text) {
+  std::string text(server_text);
+  if (text.find("delivery acknowledgement") == std::string::npos ||
+      text.find("timed out") == std::string::npos)
+    return text;
+  return text +
+         ". A handler of this worker held a delivery longer than the broker's consumer_timeout: "
+         "a configuration mistake, not a broker failure. Raise consumer_timeout on the broker "
+         "(rabbitmq.conf, and [broker] consumer_timeout to match) above the longest handler "
+         "call, or make the handler faster; set the worker's max_handler_time to what a call "
+         "takes and `warren check` compares it with consumer_timeout";
+}
+
 }  // namespace warren::broker

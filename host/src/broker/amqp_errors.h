@@ -38,4 +38,10 @@ int server_reply_code(const amqp_rpc_reply_t& reply) noexcept;
 // but the config asks for 'classic'; ...". Other texts are returned as they are.
 std::string explain_precondition_failed(std::string_view server_text);
 
+// Why the broker closed a consumer's channel, with advice where the cause is a configuration
+// mistake: "PRECONDITION_FAILED - delivery acknowledgement on channel 2 timed out ..." means a
+// handler held a delivery longer than the broker's consumer_timeout. Other texts come back as
+// they are.
+std::string explain_channel_close(std::string_view server_text);
+
 }  // namespace warren::broker

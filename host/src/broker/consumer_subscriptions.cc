@@ -192,7 +192,8 @@ void ConsumerConnection::on_channel_closed(ChannelNumber channel, int /*reply_co
     throw ConnectionLost("acknowledging a channel close: " + status_text(status));
   lose_channel(*index);
   subscription_failed(*index, "the broker closed the channel of worker '" + subscriber.worker() +
-                                  "' on queue '" + subscriber.queue() + "' (" + reply_text +
+                                  "' on queue '" + subscriber.queue() + "' (" +
+                                  explain_channel_close(reply_text) +
                                   "); its unacked deliveries go back to the queue");
 }
 

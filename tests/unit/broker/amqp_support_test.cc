@@ -73,5 +73,16 @@ TEST(PreconditionFailed, OtherTexts_AreKept) {
   EXPECT_EQ(explain_precondition_failed("something else"), "something else");
 }
 
+TEST(AmqpErrors, ChannelClosedForConsumerTimeout_NamesTheConfigMistakeAndTheFix) {
+  const std::string text = explain_channel_close(
+      "PRECONDITION_FAILED - delivery acknowledgement on channel 2 timed out. Timeout value used: "
+      "5000 ms. This timeout value can be configured, see consumers doc guide to learn more");
+  EXPECT_NE(text.find("timed out. Timeout value used: 5000 ms"), std::string::npos) << text;
+  EXPECT_NE(text.find("longer than the broker's consumer_timeout"), std::string::npos) << text;
+  EXPECT_NE(text.find("Raise consumer_timeout on the broker"), std::string::npos) << text;
+  EXPECT_NE(text.find("max_handler_time"), std::string::npos) << text;
+  EXPECT_EQ(explain_channel_close("NOT_FOUND - no queue 'q'"), "NOT_FOUND - no queue 'q'");
+}
+
 }  // namespace
 }  // namespace warren::broker
