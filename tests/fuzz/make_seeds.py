@@ -72,6 +72,8 @@ TABLES = [
      "x-first-death-reason": "rejected", "x-first-death-queue": "orders",
      "x-first-death-exchange": "orders", "x-delivery-count": 3},
     {"dup": "1", "utf8": "zürich ✓"},
+    # A retry sets x-warren-attempt as text where the delivery had a table.
+    {"x-warren-attempt": {"n": 1}, "after": "x", "x-delivery-count": Decimal("1.5")},
 ]
 
 

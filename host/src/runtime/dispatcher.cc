@@ -200,6 +200,13 @@ void Dispatcher::process(std::unique_ptr<transport::Delivery> delivery, std::siz
   }
   if (identity) {
     crash_.watch->leave(crash_.first_slot + thread);
+    // It ran and the host survived: acked or dead-lettered, it is no suspect any more (a retry
+    // keeps the suspicion: the next attempt runs alone too). Cleared before the pass goes: the
+    // next suspect may crash the host at once, before this message's ack is even sent, and a
+    // record cleared only after the ack would then outlive a message the broker no longer has.
+    if (suspect && (settlement.kind == transport::Settlement::Kind::ack ||
+                    settlement.kind == transport::Settlement::Kind::dead_letter))
+      crash_.watch->clear(*identity);
     pass.reset();
   }
   settlement.worker = options_.worker;
@@ -212,14 +219,7 @@ void Dispatcher::process(std::unique_ptr<transport::Delivery> delivery, std::siz
       remember_processed(*claim, message, trace_id);
     claim.reset();  // not acked: released, so the retry (or another copy) runs the handler
   }
-  const bool settled = settle(*delivery, settlement, trace_id);
-  // It ran and the host survived: acked or dead-lettered, it is no suspect any more. (A retry
-  // keeps the suspicion: the next attempt runs alone too.)
-  if (settled && suspect &&
-      (settlement.kind == transport::Settlement::Kind::ack ||
-       settlement.kind == transport::Settlement::Kind::dead_letter)) {
-    crash_.watch->clear(*identity);
-  }
+  settle(*delivery, settlement, trace_id);
 }
 
 void Dispatcher::dead_letter_crasher(transport::Delivery& delivery, const CrashIdentity& identity,

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -49,6 +50,7 @@ struct Watched {
   bool suspect_inside = false;
   int others_during_suspect = 0;  // handlers that started while the suspect ran
   std::multiset<std::string> handled;
+  std::function<void(const std::string&)> on_enter;  // called as each handler begins
 };
 Watched* g_watched = nullptr;
 
@@ -58,6 +60,8 @@ class Watching final : public warren::Handler {
   warren::Outcome handle(const warren::Message& msg, warren::Context&) override {
     Watched& w = *g_watched;
     const std::string id(msg.message_id());
+    if (w.on_enter)
+      w.on_enter(id);
     std::unique_lock lock(w.mutex);
     ++w.inside;
     w.handled.insert(id);
@@ -245,6 +249,41 @@ TEST_F(CrashDispatcherTest, Suspect_RunsAloneThenSucceedsAndIsCleared) {
     EXPECT_EQ(settlement.kind, transport::Settlement::Kind::ack) << id;
   EXPECT_FALSE(watch_->suspicion(identity("suspect"))) << "a success clears the suspicion";
   EXPECT_FALSE(std::filesystem::exists(ledger_file())) << "and the ledger has nothing left";
+}
+
+// The next suspect may crash the host as soon as it runs, before an earlier suspect's ack has
+// left: that earlier one must be cleared by then, or its record outlives a message the broker no
+// longer has (found by integration_crash_accounting under load).
+TEST_F(CrashDispatcherTest, Suspects_EachClearedBeforeTheNextOneRuns) {
+  const std::vector<std::string> suspects{"suspect-1", "suspect-2", "suspect-3"};
+  {
+    CrashLedger ledger(ledger_file());
+    for (const std::string& id : suspects)
+      ledger.record_crashes({identity(id)}, SIGSEGV, CrashLedger::Clock::now());
+    ASSERT_THAT(ledger.save(), ::testing::IsEmpty());
+  }
+  log_.settle_time = 100ms;  // acks on a slow wire
+  std::mutex mutex;
+  std::vector<std::string> entered;
+  std::vector<std::string> still_suspected;  // earlier suspects suspected when a later one ran
+  watched_.on_enter = [&](const std::string& id) {
+    std::lock_guard lock(mutex);
+    for (const std::string& earlier : entered)
+      if (watch_->suspicion(identity(earlier)))
+        still_suspected.push_back(earlier + " when " + id + " ran");
+    entered.push_back(id);
+  };
+  auto workers = dispatcher();
+  for (const std::string& id : suspects)
+    ASSERT_TRUE(watch_->suspicion(identity(id))) << id;
+  for (const std::string& id : suspects)
+    workers->deliver(FakeDelivery::make(id, log_));
+  ASSERT_TRUE(log_.wait_for_count(suspects.size(), 10s));
+  EXPECT_TRUE(workers->drain(std::chrono::steady_clock::now() + 10s));
+
+  EXPECT_THAT(still_suspected, ::testing::IsEmpty());
+  EXPECT_EQ(entered.size(), suspects.size());
+  EXPECT_FALSE(std::filesystem::exists(ledger_file()));
 }
 
 TEST_F(CrashDispatcherTest, AtMaxCrashes_DeadLetteredWithoutRunningWithReasonAndCount) {

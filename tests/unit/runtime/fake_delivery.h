@@ -1,11 +1,13 @@
 // A Delivery that records its settlement, for dispatcher tests without a transport.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "transport/transport.h"
@@ -28,6 +30,8 @@ class SettlementLog {
     std::lock_guard lock(mutex_);
     return entries_;
   }
+  // How long each settle() takes, as an ack on a slow wire would (default: none).
+  std::chrono::milliseconds settle_time{0};
 
  private:
   mutable std::mutex mutex_;
@@ -42,6 +46,8 @@ class FakeDelivery final : public transport::Delivery {
   const transport::InboundMessage& message() const noexcept override { return message_; }
   bool stale() const noexcept override { return stale_; }
   void settle(const transport::Settlement& settlement) override {
+    if (log_.settle_time.count() > 0)
+      std::this_thread::sleep_for(log_.settle_time);
     log_.add(message_.message_id, settlement);
   }
 
