@@ -178,8 +178,23 @@ struct WorkerConfig {
   // queue's allow_message_loss) such a worker is refused.
   bool allow_message_loss = false;
   std::optional<IdempotencyConfig> idempotency;
+  // Where the handler runs (issue 14): in the host's threads (thread, `concurrency` of them), or
+  // in `processes` warren-worker child processes, one message at a time each, so that a crash,
+  // hang or leak of the plugin costs a child and never the host.
+  enum class Isolation { thread, process };
+  Isolation isolation = Isolation::thread;
+  int processes = 1;
+  // isolation = "process" only (0: none). The handler is asked to stop (Context::stop_requested)
+  // after soft_timeout; its child is killed after hard_timeout ("timeout", a crash).
+  Duration soft_timeout{0};
+  Duration hard_timeout{0};
+  // A child that is not ready (plugin loaded, init run) this long after its start has failed.
+  Duration startup_timeout = std::chrono::seconds(10);
+  // The most memory a child may use, in bytes (0: no limit); past it, "oom".
+  std::uint64_t memory_max = 0;
   // A message that was inside this worker's handler when the host died this many times is
-  // dead-lettered instead of run again (crash accounting, runtime/crash_watch.h).
+  // dead-lettered instead of run again (crash accounting, runtime/crash_watch.h); with isolation
+  // = "process", when its child died this many times.
   int max_crashes = 3;
   // Series per labelled plugin metric (PluginContext::counter with label names); past it, the
   // "__overflow__" series.
