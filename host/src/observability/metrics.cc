@@ -141,6 +141,26 @@ Metrics::Metrics(std::set<std::string, std::less<>> labelled_exchanges)
            .Name("warren_host_crash_suspects_total")
            .Help("Messages found inside a handler when the host died (counted at the next start)")
            .Register(r);
+  plugin_crashes_ = &prometheus::BuildCounter()
+                         .Name("warren_plugin_crashes_total")
+                         .Help(
+                             "Deaths of a worker's child processes (isolation = process), by "
+                             "reason")
+                         .Register(r);
+  plugin_restarts_ = &prometheus::BuildCounter()
+                          .Name("warren_plugin_restarts_total")
+                          .Help("Child processes started again after one died")
+                          .Register(r);
+  plugin_processes_ = &prometheus::BuildGauge()
+                           .Name("warren_plugin_processes")
+                           .Help("Child processes of the worker running and ready")
+                           .Register(r);
+  plugin_crashloop_ = &prometheus::BuildGauge()
+                           .Name("warren_plugin_crashloop")
+                           .Help(
+                               "1 while the worker is in a crash loop: its children die before "
+                               "they are ready, and it no longer consumes")
+                           .Register(r);
   dead_lettered_ = &prometheus::BuildCounter()
                         .Name("warren_messages_dead_lettered_total")
                         .Help("Messages dead-lettered by the host, by reason (crash)")
@@ -268,6 +288,19 @@ prometheus::Counter& Metrics::crash_suspects(const std::string& worker) {
 
 prometheus::Counter& Metrics::dead_lettered(const std::string& worker, const std::string& reason) {
   return dead_lettered_->Add({{"worker", worker}, {"reason", reason}});
+}
+
+prometheus::Counter& Metrics::plugin_crashes(const std::string& worker, const std::string& reason) {
+  return plugin_crashes_->Add({{"worker", worker}, {"reason", reason}});
+}
+prometheus::Counter& Metrics::plugin_restarts(const std::string& worker) {
+  return plugin_restarts_->Add({{"worker", worker}});
+}
+prometheus::Gauge& Metrics::plugin_processes(const std::string& worker) {
+  return plugin_processes_->Add({{"worker", worker}});
+}
+prometheus::Gauge& Metrics::plugin_crashloop(const std::string& worker) {
+  return plugin_crashloop_->Add({{"worker", worker}});
 }
 
 prometheus::Gauge& Metrics::outbox_pending(const std::string& outbox) {

@@ -92,6 +92,13 @@ class Metrics {
   // "crash" (the host died max_crashes times while handling the message). Every dead letter,
   // these included, also counts in warren_messages_settled_total{outcome="dead_letter"}.
   prometheus::Counter& dead_lettered(const std::string& worker, const std::string& reason);
+  // Process isolation (runtime/process_runner.h): deaths of a worker's child processes by reason
+  // (isolation/child_exit.h: SIGSEGV, SIGABRT, oom, killed, exit N, timeout, wedged, init),
+  // children started again, children running, and 1 while the worker is in a crash loop.
+  prometheus::Counter& plugin_crashes(const std::string& worker, const std::string& reason);
+  prometheus::Counter& plugin_restarts(const std::string& worker);
+  prometheus::Gauge& plugin_processes(const std::string& worker);
+  prometheus::Gauge& plugin_crashloop(const std::string& worker);
 
   prometheus::Gauge& outbox_pending(const std::string& outbox);
   prometheus::Gauge& outbox_dead(const std::string& outbox);
@@ -151,6 +158,10 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* published_dropped_;
   prometheus::Family<prometheus::Gauge>* plugin_info_;
   prometheus::Family<prometheus::Counter>* crash_suspects_;
+  prometheus::Family<prometheus::Counter>* plugin_crashes_;
+  prometheus::Family<prometheus::Counter>* plugin_restarts_;
+  prometheus::Family<prometheus::Gauge>* plugin_processes_;
+  prometheus::Family<prometheus::Gauge>* plugin_crashloop_;
   prometheus::Family<prometheus::Counter>* dead_lettered_;
   prometheus::Family<prometheus::Gauge>* outbox_pending_;
   prometheus::Family<prometheus::Gauge>* outbox_dead_;

@@ -30,7 +30,9 @@ std::string file_stem(std::string_view host_name) {
 std::size_t handler_threads(const config::Config& config) {
   std::size_t threads = 0;
   for (const config::WorkerConfig& worker : config.workers)
-    threads += static_cast<std::size_t>(std::max(1, worker.concurrency));
+    threads += static_cast<std::size_t>(std::max(
+        1, worker.isolation == config::WorkerConfig::Isolation::process ? worker.processes
+                                                                        : worker.concurrency));
   return threads;
 }
 

@@ -30,7 +30,19 @@ Dispatcher::Dispatcher(DispatcherOptions options, const plugin::HandlerInstance&
                        WorkerContext& worker, transport::Publisher* publisher,
                        observability::WorkerMetrics metrics, observability::Health* health)
     : options_(std::move(options)),
-      handler_(handler),
+      own_runner_(std::make_unique<InProcessRunner>(handler)),
+      runner_(*own_runner_),
+      worker_(worker),
+      publisher_(publisher),
+      metrics_(metrics),
+      health_(health),
+      inbox_(std::numeric_limits<std::size_t>::max()) {}
+
+Dispatcher::Dispatcher(DispatcherOptions options, HandlerRunner& runner, WorkerContext& worker,
+                       transport::Publisher* publisher, observability::WorkerMetrics metrics,
+                       observability::Health* health)
+    : options_(std::move(options)),
+      runner_(runner),
       worker_(worker),
       publisher_(publisher),
       metrics_(metrics),
@@ -86,9 +98,19 @@ void Dispatcher::deliver_all(std::vector<std::unique_ptr<transport::Delivery>>& 
 
 void Dispatcher::run_thread(std::size_t thread,
                             std::shared_ptr<observability::LoopHeartbeat> heartbeat) {
+  const std::unique_ptr<HandlerLane> lane = runner_.lane(thread);
   for (;;) {
     if (heartbeat)
       heartbeat->tick();
+    if (!lane->ready_for_message(stop_requested_)) {
+      // No handler to run it (a worker process that cannot start yet): leave the messages to
+      // the other threads, or give them back when the worker is in a crash loop.
+      if (runner_.crash_looping())
+        give_back_inbox();
+      if (inbox_.closed())
+        break;
+      continue;
+    }
     auto delivery = inbox_.pop_for(kIdleTick);
     if (!delivery) {
       if (inbox_.closed())
@@ -97,7 +119,7 @@ void Dispatcher::run_thread(std::size_t thread,
     }
     if (heartbeat)
       heartbeat->tick();
-    process(std::move(*delivery), thread);
+    process(std::move(*delivery), thread, *lane);
   }
   if (heartbeat)
     heartbeat->retire();
@@ -106,7 +128,8 @@ void Dispatcher::run_thread(std::size_t thread,
   exit_cv_.notify_all();
 }
 
-void Dispatcher::process(std::unique_ptr<transport::Delivery> delivery, std::size_t thread) {
+void Dispatcher::process(std::unique_ptr<transport::Delivery> delivery, std::size_t thread,
+                         HandlerLane& lane) {
   const transport::InboundMessage& message = delivery->message();
   // First, so that every line logged about the message carries its trace id.
   MessageContext context(message, worker_, publisher_, stop_requested_);
@@ -163,13 +186,35 @@ void Dispatcher::process(std::unique_ptr<transport::Delivery> delivery, std::siz
                            " time(s) while handling this message: running it alone (max_crashes " +
                            std::to_string(options_.max_crashes) + ")");
   }
+  // Process isolation: the death of the child that ran it (dead-lettered at max_crashes), or a
+  // lane that could not run it again (given back).
+  std::optional<std::string> crashed_for_good;
+  int crashes = 0;
+  bool give_back = false;
   for (;;) {
     view.attempt = attempt;
     context.begin_attempt(attempt);
     const auto started = Clock::now();
-    handler_.handle(view, context);
+    const std::optional<std::string> died = lane.run(view, message, context);
     metrics_.handler_duration->Observe(
         std::chrono::duration<double>(Clock::now() - started).count());
+    if (died) {
+      crashes = runner_.count_crash(CrashIdentity::of(options_.worker, message));
+      if (crashes >= options_.max_crashes) {
+        crashed_for_good = died;
+        break;
+      }
+      observability::log(
+          observability::LogLevel::warn, {options_.worker, message.message_id, attempt, trace_id},
+          "its worker process died (" + *died + ") running this message, " +
+              std::to_string(crashes) + " time(s) of max_crashes " +
+              std::to_string(options_.max_crashes) + ": running it again in a new process");
+      if (!wait_for_lane(lane)) {
+        give_back = true;
+        break;
+      }
+      continue;
+    }
     count_exception(context.error_kind());
 
     const HandlerResult result = context.result();
@@ -198,16 +243,30 @@ void Dispatcher::process(std::unique_ptr<transport::Delivery> delivery, std::siz
     settlement = std::move(decision.settlement);
     break;
   }
+  if (crashes > 0 && !crashed_for_good)
+    runner_.forget_crashes(CrashIdentity::of(options_.worker, message));  // it ran in the end
   if (identity) {
     crash_.watch->leave(crash_.first_slot + thread);
     // It ran and the host survived: acked or dead-lettered, it is no suspect any more (a retry
     // keeps the suspicion: the next attempt runs alone too). Cleared before the pass goes: the
     // next suspect may crash the host at once, before this message's ack is even sent, and a
     // record cleared only after the ack would then outlive a message the broker no longer has.
-    if (suspect && (settlement.kind == transport::Settlement::Kind::ack ||
-                    settlement.kind == transport::Settlement::Kind::dead_letter))
+    if (suspect && !give_back &&
+        (crashed_for_good || settlement.kind == transport::Settlement::Kind::ack ||
+         settlement.kind == transport::Settlement::Kind::dead_letter))
       crash_.watch->clear(*identity);
     pass.reset();
+  }
+  if (crashed_for_good) {
+    claim.reset();
+    runner_.forget_crashes(CrashIdentity::of(options_.worker, message));
+    dead_letter_child_crasher(*delivery, *crashed_for_good, crashes, context.trace());
+    return;
+  }
+  if (give_back) {
+    claim.reset();
+    settle(*delivery, transport::Settlement::requeue(), trace_id);
+    return;
   }
   settlement.worker = options_.worker;
   settlement.attempt = attempt;
@@ -245,6 +304,39 @@ void Dispatcher::dead_letter_crasher(transport::Delivery& delivery, const CrashI
       crash_.dead_lettered->Increment();
     crash_.watch->clear(identity);
   }
+}
+
+bool Dispatcher::wait_for_lane(HandlerLane& lane) {
+  while (!lane.ready_for_message(stop_requested_)) {
+    if (stop_requested_.load() || runner_.crash_looping() || inbox_.closed())
+      return false;
+  }
+  return true;
+}
+
+void Dispatcher::give_back_inbox() {
+  for (auto& delivery : inbox_.take_all())
+    settle(*delivery, transport::Settlement::requeue());
+}
+
+void Dispatcher::dead_letter_child_crasher(transport::Delivery& delivery, const std::string& death,
+                                           int crashes, const TraceContext& trace) {
+  const transport::InboundMessage& message = delivery.message();
+  const std::string count = std::to_string(crashes);
+  transport::Settlement settlement;
+  settlement.kind = transport::Settlement::Kind::dead_letter;
+  settlement.reason = "crash: " + death + ": its worker process died " + count + " time" +
+                      (crashes == 1 ? "" : "s") + " running this message";
+  settlement.worker = options_.worker;
+  settlement.attempt = std::max<std::uint32_t>(1, message.attempt);
+  settlement.extra_headers.emplace_back("x-warren-crashes", count);
+  trace.carry_into(message, settlement);
+  observability::log(observability::LogLevel::error,
+                     {options_.worker, message.message_id, settlement.attempt, trace.trace_id},
+                     "dead-lettering: " + settlement.reason + " (max_crashes " +
+                         std::to_string(options_.max_crashes) + ")");
+  if (settle(delivery, settlement, trace.trace_id) && crash_.dead_lettered != nullptr)
+    crash_.dead_lettered->Increment();
 }
 
 bool Dispatcher::claim_or_duplicate(const transport::InboundMessage& message,

@@ -26,6 +26,7 @@
 #include "plugin/handler_instance.h"
 #include "runtime/bounded_queue.h"
 #include "runtime/crash_watch.h"
+#include "runtime/handler_runner.h"
 #include "runtime/solo_gate.h"
 #include "runtime/trace_context.h"
 #include "runtime/worker_context.h"
@@ -75,6 +76,11 @@ class DuplicateFilter {
 
 class Dispatcher final : public transport::DeliverySink {
  public:
+  // `runner` (handler_runner.h) runs the handler: in the host's threads or in child processes.
+  Dispatcher(DispatcherOptions options, HandlerRunner& runner, WorkerContext& worker,
+             transport::Publisher* publisher, observability::WorkerMetrics metrics,
+             observability::Health* health);
+  // In the host's threads (isolation = "thread").
   Dispatcher(DispatcherOptions options, const plugin::HandlerInstance& handler,
              WorkerContext& worker, transport::Publisher* publisher,
              observability::WorkerMetrics metrics, observability::Health* health);
@@ -104,8 +110,18 @@ class Dispatcher final : public transport::DeliverySink {
 
  private:
   void run_thread(std::size_t thread, std::shared_ptr<observability::LoopHeartbeat> heartbeat);
-  // `thread`: the dispatcher thread's index (its crash journal slot).
-  void process(std::unique_ptr<transport::Delivery> delivery, std::size_t thread);
+  // `thread`: the dispatcher thread's index (its crash journal slot); `lane` its way to the
+  // handler.
+  void process(std::unique_ptr<transport::Delivery> delivery, std::size_t thread,
+               HandlerLane& lane);
+  // After the process running a message died: waits until `lane` has a fresh one. False when the
+  // worker stops or is in a crash loop (the message must be given back).
+  bool wait_for_lane(HandlerLane& lane);
+  // Requeues every delivery the inbox holds (a worker in a crash loop gives back what it holds).
+  void give_back_inbox();
+  // Dead-letters a message whose worker process died max_crashes times running it.
+  void dead_letter_child_crasher(transport::Delivery& delivery, const std::string& death,
+                                 int crashes, const TraceContext& trace);
   // Dead-letters a message the host died on max_crashes times, without running it.
   void dead_letter_crasher(transport::Delivery& delivery, const CrashIdentity& identity,
                            const CrashRecord& record, const TraceContext& trace);
@@ -124,7 +140,8 @@ class Dispatcher final : public transport::DeliverySink {
                           std::string_view trace_id) noexcept;
 
   const DispatcherOptions options_;
-  const plugin::HandlerInstance& handler_;
+  std::unique_ptr<HandlerRunner> own_runner_;  // isolation = "thread": made from the handler
+  HandlerRunner& runner_;
   WorkerContext& worker_;
   transport::Publisher* publisher_;
   observability::WorkerMetrics metrics_;

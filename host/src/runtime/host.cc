@@ -6,7 +6,9 @@
 #include <map>
 
 #include "observability/log.h"
+#include "plugin/plugin_content.h"
 #include "runtime/host_worker.h"
+#include "runtime/worker_binary.h"
 
 namespace warren::runtime {
 
@@ -32,6 +34,10 @@ std::unique_ptr<Host::Worker> Host::make_worker(
   worker->context =
       std::make_unique<WorkerContext>(spec.name, spec.plugin, spec.settings, metrics_,
                                       static_cast<std::size_t>(spec.metric_series_limit));
+  if (spec.isolation == config::WorkerConfig::Isolation::process) {
+    make_process_runner(*worker, owner_plugin_dir(*worker));
+    return worker;
+  }
   try {
     worker->handler = std::make_unique<plugin::HandlerInstance>(library, *worker->context);
   } catch (const plugin::PluginLoadError& e) {
@@ -40,9 +46,47 @@ std::unique_ptr<Host::Worker> Host::make_worker(
   return worker;
 }
 
+std::filesystem::path Host::owner_plugin_dir(const Worker& worker) {
+  return worker.owner ? worker.owner->host.plugin_dir : config_->host.plugin_dir;
+}
+
+void Host::make_process_runner(Worker& worker, const std::filesystem::path& plugin_dir) {
+  const config::WorkerConfig& spec = *worker.config;
+  const std::filesystem::path file = plugin_dir / plugin::plugin_file_name(spec.plugin);
+  worker.process_plugin.file = file;
+  worker.process_plugin.name = spec.plugin;
+  worker.process_plugin.content_hash = plugin::read_plugin_content(file).hash;  // or refused
+  if (!worker_binary_) {
+    try {
+      worker_binary_ = std::make_unique<isolation::HeldExecutable>(find_worker_binary().string());
+    } catch (const std::exception& e) {
+      throw plugin::PluginLoadError(file, "worker '" + spec.name + "': " + e.what());
+    }
+  }
+  ProcessRunnerOptions options;
+  options.worker = spec.name;
+  options.process.worker = spec.name;
+  options.process.plugin_path = file.string();
+  options.process.settings = spec.settings;
+  options.process.startup_timeout = spec.startup_timeout;
+  options.process.soft_timeout = spec.soft_timeout;
+  options.process.hard_timeout = spec.hard_timeout;
+  worker.runner =
+      std::make_unique<ProcessRunner>(*worker_binary_, options, *worker.context, metrics_);
+}
+
 void Host::load_workers() {
   std::map<std::string, std::shared_ptr<plugin::PluginLibrary>> libraries;
   for (const auto& spec : config_->workers) {
+    if (spec.isolation == config::WorkerConfig::Isolation::process) {
+      auto worker = make_worker(config_, spec, nullptr);
+      observability::log(
+          observability::LogLevel::info, observability::LogFields::for_worker(spec.name),
+          "runs plugin " + spec.plugin + " from " + worker->process_plugin.file.string() + " in " +
+              std::to_string(spec.processes) + " worker process(es)");
+      workers_.push_back(std::move(worker));
+      continue;
+    }
     auto& library = libraries[spec.plugin];
     if (!library)
       library = plugin::PluginLibrary::load(config_->host.plugin_dir, spec.plugin);
@@ -59,7 +103,7 @@ void Host::load_workers() {
 std::vector<Host::WorkerPlugin> Host::loaded_plugins() const {
   std::vector<WorkerPlugin> result;
   for (const auto& worker : workers_) {
-    result.push_back({worker->config->name, worker->handler->info()});
+    result.push_back({worker->config->name, worker->plugin_info()});
   }
   return result;
 }
@@ -75,6 +119,8 @@ bool Host::ready() const noexcept {
   if (!running_.load())
     return false;
   std::lock_guard lock(generations_mutex_);
+  if (!crash_loops_.empty())
+    return false;
   for (const auto& generation : generations_) {
     if (!generation->transport->ready())
       return false;
@@ -89,6 +135,8 @@ std::vector<std::string> Host::not_ready_reasons() const {
   if (generations_.empty())
     return {"not running: starting or stopping"};
   std::vector<std::string> reasons;
+  for (const auto& [runner, why] : crash_loops_)
+    reasons.push_back(why);
   for (const auto& generation : generations_) {
     for (auto& reason : generation->transport->not_ready_reasons())
       reasons.push_back(std::move(reason));
@@ -102,16 +150,34 @@ transport::Subscription Host::start_dispatcher(Worker& worker, std::size_t& next
   options.worker = spec.name;
   options.queue = spec.queue;
   options.prefetch = static_cast<std::uint16_t>(spec.prefetch);
-  options.concurrency = spec.concurrency;
+  options.concurrency = worker.runner ? spec.processes : spec.concurrency;
   options.retry = spec.retry;
   options.max_crashes = spec.max_crashes;
-  worker.dispatcher = std::make_unique<Dispatcher>(options, *worker.handler, *worker.context,
-                                                   worker.generation->transport,
-                                                   metrics_.worker(spec.name, spec.queue), health_);
+  if (worker.runner) {
+    // A crash loop: the worker stops consuming (its dispatcher gives back what it holds) and
+    // /readyz says why, until a reload replaces it or the host restarts.
+    ProcessRunner* runner = worker.runner.get();
+    transport::Transport* transport = worker.generation->transport;
+    const std::string name = spec.name;
+    runner->set_on_crash_loop([this, runner, transport, name](const std::string& why) {
+      {
+        std::lock_guard lock(generations_mutex_);
+        crash_loops_[runner] = why;
+      }
+      transport->stop_consuming(name);
+    });
+    worker.dispatcher = std::make_unique<Dispatcher>(
+        options, *worker.runner, *worker.context, worker.generation->transport,
+        metrics_.worker(spec.name, spec.queue), health_);
+  } else {
+    worker.dispatcher = std::make_unique<Dispatcher>(
+        options, *worker.handler, *worker.context, worker.generation->transport,
+        metrics_.worker(spec.name, spec.queue), health_);
+  }
   worker.dispatcher->set_duplicate_filter(worker.duplicate_filter);
   CrashHooks crash_hooks;
   crash_hooks.first_slot = next_crash_slot;
-  next_crash_slot += static_cast<std::size_t>(std::max(1, spec.concurrency));
+  next_crash_slot += static_cast<std::size_t>(std::max(1, options.concurrency));
   crash_hooks.dead_lettered = &metrics_.dead_lettered(spec.name, "crash");
   metrics_.crash_suspects(spec.name);  // exposed at 0 from the start
   // The journal's slots are counted for the first config: workers a reload starts get those

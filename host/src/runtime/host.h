@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "isolation/worker_spawn.h"
 #include "observability/health.h"
 #include "observability/metrics.h"
 #include "plugin/handler_instance.h"
@@ -104,6 +106,10 @@ class Host {
   std::unique_ptr<Worker> make_worker(std::shared_ptr<const config::Config> owner,
                                       const config::WorkerConfig& spec,
                                       std::shared_ptr<const plugin::PluginLibrary> library);
+  // isolation = "process": the worker's runner (the host never loads its plugin). Throws
+  // PluginLoadError when the plugin file cannot be read or warren-worker is missing.
+  void make_process_runner(Worker& worker, const std::filesystem::path& plugin_dir);
+  std::filesystem::path owner_plugin_dir(const Worker& worker);
   // The worker's dispatcher on its generation's transport, started; its subscription.
   transport::Subscription start_dispatcher(Worker& worker, std::size_t& next_crash_slot);
   // Tells its handlers to stop (its consumer stopped already), waits for them and for its inbox
@@ -123,6 +129,9 @@ class Host {
   observability::Metrics& metrics_;
   observability::Health* health_;
   CrashWatch* crash_watch_ = nullptr;
+  // warren-worker, held open from the first worker with isolation = "process" on, so that every
+  // child runs the binary of this host's version (isolation/worker_spawn.h).
+  std::unique_ptr<isolation::HeldExecutable> worker_binary_;
   std::vector<std::unique_ptr<Worker>> workers_;
   // Workers whose handlers outlived the shutdown timeout of a reload: kept, never destroyed
   // under a running handler.
@@ -132,6 +141,8 @@ class Host {
   // The transports in use, the first one run()'s: read by /readyz while a reload changes them.
   mutable std::mutex generations_mutex_;
   std::vector<std::shared_ptr<Generation>> generations_;
+  // Workers in a crash loop (process_runner.h), by runner: why, for /readyz.
+  std::map<const void*, std::string> crash_loops_;
   std::atomic<bool> running_{false};
 };
 

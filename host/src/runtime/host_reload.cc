@@ -102,13 +102,15 @@ Host::ReloadPlan Host::prepare_reload() {
   }
   std::vector<RunningWorker> running;
   for (const auto& worker : workers_)
-    running.push_back({worker->config, worker->handler->info().content_hash});
+    running.push_back({worker->config, worker->plugin_info().content_hash});
   plan.changes = diff_workers(running, next.workers, hashes);
 
   // A library already loaded from the same file with the same content is shared; any other is
   // loaded from a snapshot of the file now (never the dynamic loader's cached old one).
   std::map<std::string, std::shared_ptr<const plugin::PluginLibrary>> libraries;
   for (const auto& worker : workers_) {
+    if (!worker->handler)
+      continue;  // isolation = "process": nothing loaded in the host
     const auto& info = worker->handler->info();
     if (info.file == next.host.plugin_dir / plugin::plugin_file_name(worker->config->plugin) &&
         hashes[worker->config->plugin] == info.content_hash)
@@ -131,9 +133,13 @@ Host::ReloadPlan Host::prepare_reload() {
                              "': idempotency is set up at start; restart warren to add a worker "
                              "with [workers.idempotency] or to turn it on"});
       }
-      auto& library = libraries[spec.plugin];
-      if (!library)
-        library = plugin::PluginLibrary::load_snapshot(next.host.plugin_dir, spec.plugin);
+      std::shared_ptr<const plugin::PluginLibrary> library;
+      if (spec.isolation == config::WorkerConfig::Isolation::thread) {
+        auto& loaded = libraries[spec.plugin];
+        if (!loaded)
+          loaded = plugin::PluginLibrary::load_snapshot(next.host.plugin_dir, spec.plugin);
+        library = loaded;
+      }
       auto worker = make_worker(plan.config, spec, library);
       worker->duplicate_filter = filter;
       plan.starting[spec.name] = std::move(worker);
@@ -199,8 +205,10 @@ void Host::apply_reload(ReloadPlan& plan) {
   workers_.clear();
   for (const auto& spec : next.workers) {
     if (auto started = plan.starting.find(spec.name); started != plan.starting.end()) {
-      const auto& info = started->second->handler->info();
-      metrics_.set_plugin_info(info.name, info.version, spec.name);
+      if (started->second->handler) {
+        const auto& info = started->second->handler->info();
+        metrics_.set_plugin_info(info.name, info.version, spec.name);
+      }
       workers_.push_back(std::move(started->second));
       continue;
     }
@@ -215,6 +223,10 @@ void Host::apply_reload(ReloadPlan& plan) {
 void Host::retire(std::vector<std::unique_ptr<Worker>> drained) {
   std::vector<std::shared_ptr<Generation>> unused;
   for (auto& worker : drained) {
+    if (worker->runner) {
+      std::lock_guard lock(generations_mutex_);
+      crash_loops_.erase(worker->runner.get());  // replaced: its crash loop no longer counts
+    }
     if (--worker->generation->workers == 0)
       unused.push_back(worker->generation);
   }

@@ -8,6 +8,7 @@
 #include "plugin/handler_instance.h"
 #include "runtime/dispatcher.h"
 #include "runtime/host.h"
+#include "runtime/process_runner.h"
 #include "runtime/worker_context.h"
 #include "transport/transport.h"
 
@@ -22,17 +23,26 @@ struct Host::Generation {
   std::size_t workers = 0;  // live workers on it (the run() thread only)
 };
 
-// Destroyed in reverse order: the dispatcher (its threads joined), the handler (the plugin's
-// instance, then the library's last reference with the last instance), the context, and only
-// then the transport and the config it points into.
+// Destroyed in reverse order: the dispatcher (its threads joined, their worker processes
+// stopped), the handler (the plugin's instance, then the library's last reference with the last
+// instance) or the process runner, the context, and only then the transport and the config it
+// points into.
 struct Host::Worker {
   std::shared_ptr<const config::Config> owner;  // keeps *config alive
   const config::WorkerConfig* config = nullptr;
   std::shared_ptr<Generation> generation;
   DuplicateFilter* duplicate_filter = nullptr;
   std::unique_ptr<WorkerContext> context;
+  // isolation = "thread": the plugin loaded in the host. isolation = "process": the runner of
+  // its worker processes (the host never loads the plugin) and the file's info.
   std::unique_ptr<plugin::HandlerInstance> handler;
+  std::unique_ptr<ProcessRunner> runner;
+  plugin::PluginInfo process_plugin;
   std::unique_ptr<Dispatcher> dispatcher;
+
+  const plugin::PluginInfo& plugin_info() const {
+    return handler ? handler->info() : process_plugin;
+  }
 };
 
 }  // namespace warren::runtime

@@ -60,6 +60,18 @@ std::vector<std::string> differences(const RunningWorker& running,
       (!before.idempotency || before.idempotency->dsn == reloaded.idempotency->dsn);
   if (text_of(before.idempotency) != text_of(reloaded.idempotency) || !same_store)
     what.emplace_back("idempotency");
+  const auto isolation_name = [](config::WorkerConfig::Isolation isolation) {
+    return isolation == config::WorkerConfig::Isolation::process ? "process" : "thread";
+  };
+  compare_text(what, "isolation", isolation_name(before.isolation),
+               isolation_name(reloaded.isolation));
+  compare_number(what, "processes", before.processes, reloaded.processes);
+  compare_number(what, "soft_timeout", before.soft_timeout.count(), reloaded.soft_timeout.count());
+  compare_number(what, "hard_timeout", before.hard_timeout.count(), reloaded.hard_timeout.count());
+  compare_number(what, "startup_timeout", before.startup_timeout.count(),
+                 reloaded.startup_timeout.count());
+  compare_number(what, "memory_max", static_cast<long long>(before.memory_max),
+                 static_cast<long long>(reloaded.memory_max));
   compare_number(what, "max_crashes", before.max_crashes, reloaded.max_crashes);
   compare_number(what, "metric_series_limit", before.metric_series_limit,
                  reloaded.metric_series_limit);

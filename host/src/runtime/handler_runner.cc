@@ -1,0 +1,27 @@
+// See handler_runner.h.
+#include "runtime/handler_runner.h"
+
+namespace warren::runtime {
+namespace {
+
+class InProcessLane final : public HandlerLane {
+ public:
+  explicit InProcessLane(const plugin::HandlerInstance& handler) : handler_(handler) {}
+  bool ready_for_message(const std::atomic<bool>&) override { return true; }
+  std::optional<std::string> run(const warren_message& view, const transport::InboundMessage&,
+                                 host_abi::MessageServices& services) override {
+    handler_.handle(view, services);  // never throws: the plugin's instance catches everything
+    return std::nullopt;
+  }
+
+ private:
+  const plugin::HandlerInstance& handler_;
+};
+
+}  // namespace
+
+std::unique_ptr<HandlerLane> InProcessRunner::lane(std::size_t) {
+  return std::make_unique<InProcessLane>(handler_);
+}
+
+}  // namespace warren::runtime

@@ -1,0 +1,171 @@
+// Specification of the dispatcher with a handler that runs in worker processes (issue 14), over a
+// scripted HandlerRunner (no real process: tests/unit/isolation and the integration tests have
+// those): a message whose process dies is run again in a fresh one, and dead-lettered at
+// max_crashes with the death in its reason and x-warren-crashes; the messages beside it are
+// handled once each; a worker whose processes cannot start gives back what it holds once the
+// runner says crash loop.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+
+#include "eventually.h"
+#include "fake_delivery.h"
+#include "observability/metrics.h"
+#include "runtime/dispatcher.h"
+#include "runtime/handler_runner.h"
+
+namespace warren::runtime {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::Contains;
+using ::testing::Pair;
+using testing_support::FakeDelivery;
+using testing_support::SettlementLog;
+
+// "poison*" kills its process every time; "flaky*" kills it the first time only; anything else
+// is acked. Counts calls and crashes per message; no lane can start while `broken`.
+class ScriptedRunner final : public HandlerRunner {
+ public:
+  class Lane final : public HandlerLane {
+   public:
+    explicit Lane(ScriptedRunner& runner) : runner_(runner) {}
+    bool ready_for_message(const std::atomic<bool>&) override {
+      if (runner_.broken.load()) {
+        std::this_thread::sleep_for(5ms);
+        return false;
+      }
+      return true;
+    }
+    std::optional<std::string> run(const warren_message&, const transport::InboundMessage& message,
+                                   host_abi::MessageServices& services) override {
+      const int call = runner_.called(message.message_id);
+      if (message.message_id.starts_with("poison") ||
+          (message.message_id.starts_with("flaky") && call == 1))
+        return "SIGSEGV";
+      host_abi::ReportedOutcome ack;
+      ack.kind = host_abi::ReportedOutcome::Kind::ack;
+      services.report(ack);
+      return std::nullopt;
+    }
+
+   private:
+    ScriptedRunner& runner_;
+  };
+
+  std::unique_ptr<HandlerLane> lane(std::size_t) override { return std::make_unique<Lane>(*this); }
+  bool crash_looping() const noexcept override { return crash_loop.load(); }
+  int count_crash(const CrashIdentity& identity) override {
+    std::lock_guard lock(mutex_);
+    return ++crashes_[identity.key];
+  }
+  void forget_crashes(const CrashIdentity& identity) override {
+    std::lock_guard lock(mutex_);
+    crashes_.erase(identity.key);
+  }
+
+  int called(const std::string& id) {
+    std::lock_guard lock(mutex_);
+    return ++calls_[id];
+  }
+  int calls(const std::string& id) {
+    std::lock_guard lock(mutex_);
+    return calls_[id];
+  }
+  std::size_t remembered_crashes() {
+    std::lock_guard lock(mutex_);
+    return crashes_.size();
+  }
+
+  std::atomic<bool> broken{false};
+  std::atomic<bool> crash_loop{false};
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, int> calls_;
+  std::map<std::string, int> crashes_;
+};
+
+class ProcessDispatchTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<Dispatcher> dispatcher() {
+    DispatcherOptions options;
+    options.worker = "w";
+    options.queue = "q";
+    options.concurrency = 3;
+    options.max_crashes = 3;
+    auto dispatcher = std::make_unique<Dispatcher>(options, runner_, worker_, nullptr,
+                                                   metrics_.worker("w", "q"), nullptr);
+    dispatcher->set_crash_hooks({nullptr, 0, &metrics_.dead_lettered("w", "crash")});
+    dispatcher->start();
+    return dispatcher;
+  }
+  std::map<std::string, transport::Settlement> settled() const {
+    std::map<std::string, transport::Settlement> by_id;
+    for (auto& [id, settlement] : log_.entries()) {
+      EXPECT_FALSE(by_id.count(id)) << id << " settled twice";
+      by_id[id] = settlement;
+    }
+    return by_id;
+  }
+
+  observability::Metrics metrics_;
+  WorkerContext worker_{"w", "scripted", {}, metrics_};
+  ScriptedRunner runner_;
+  SettlementLog log_;
+};
+
+TEST_F(ProcessDispatchTest, APoisonAmongGoodOnes_DeadLetteredAtMaxCrashesTheOthersHandledOnce) {
+  auto workers = dispatcher();
+  for (int i = 0; i < 20; ++i)
+    workers->deliver(FakeDelivery::make(i == 7 ? "poison" : "good-" + std::to_string(i), log_));
+  ASSERT_TRUE(log_.wait_for_count(20, 10s));
+  EXPECT_TRUE(workers->drain(std::chrono::steady_clock::now() + 10s));
+
+  const auto by_id = settled();
+  ASSERT_EQ(by_id.size(), 20u);
+  const transport::Settlement& dead = by_id.at("poison");
+  EXPECT_EQ(dead.kind, transport::Settlement::Kind::dead_letter);
+  EXPECT_EQ(dead.reason, "crash: SIGSEGV: its worker process died 3 times running this message");
+  EXPECT_THAT(dead.extra_headers, Contains(Pair("x-warren-crashes", "3")));
+  EXPECT_EQ(runner_.calls("poison"), 3) << "run max_crashes times, then never again";
+  for (const auto& [id, settlement] : by_id) {
+    if (id == "poison")
+      continue;
+    EXPECT_EQ(settlement.kind, transport::Settlement::Kind::ack) << id;
+    EXPECT_EQ(runner_.calls(id), 1) << id << " handled once";
+  }
+  EXPECT_EQ(metrics_.dead_lettered("w", "crash").Value(), 1);
+  EXPECT_EQ(runner_.remembered_crashes(), 0u) << "its count goes with the message";
+}
+
+TEST_F(ProcessDispatchTest, ACrashBelowMaxCrashes_RunsItAgainInAFreshProcessAndAcks) {
+  auto workers = dispatcher();
+  workers->deliver(FakeDelivery::make("flaky", log_));
+  ASSERT_TRUE(log_.wait_for_count(1, 10s));
+  EXPECT_TRUE(workers->drain(std::chrono::steady_clock::now() + 10s));
+  EXPECT_EQ(settled().at("flaky").kind, transport::Settlement::Kind::ack);
+  EXPECT_EQ(runner_.calls("flaky"), 2);
+  EXPECT_EQ(runner_.remembered_crashes(), 0u);
+}
+
+TEST_F(ProcessDispatchTest, ACrashLoop_GivesBackEveryMessageItHolds) {
+  runner_.broken = true;
+  auto workers = dispatcher();
+  for (int i = 0; i < 5; ++i)
+    workers->deliver(FakeDelivery::make("held-" + std::to_string(i), log_));
+  std::this_thread::sleep_for(50ms);  // let the threads find that no process can start
+  EXPECT_TRUE(log_.entries().empty()) << "not given back before the crash loop";
+  runner_.crash_loop = true;
+  ASSERT_TRUE(log_.wait_for_count(5, 10s));
+  for (const auto& [id, settlement] : settled())
+    EXPECT_EQ(settlement.kind, transport::Settlement::Kind::requeue) << id;
+  EXPECT_EQ(workers->in_flight(), 0u);
+  EXPECT_TRUE(workers->drain(std::chrono::steady_clock::now() + 10s));
+}
+
+}  // namespace
+}  // namespace warren::runtime
