@@ -15,6 +15,9 @@ set(WARREN_INSTALL_SYSTEMD_UNITDIR "" CACHE PATH
     "Where the systemd units go (empty: /lib/systemd/system for the prefix /usr, else PREFIX/lib/systemd/system)")
 # Relative to the prefix (/usr in the packages).
 set(WARREN_INSTALL_PLUGINDIR lib/warren/plugins)
+# warren-worker, the child process of a worker with isolation = "process": where
+# runtime/worker_binary.cc looks for it from /usr/bin/warren (../lib/warren).
+set(WARREN_INSTALL_WORKERDIR lib/warren)
 if(CMAKE_LIBRARY_ARCHITECTURE)
   set(WARREN_INSTALL_DEV_LIBDIR lib/${CMAKE_LIBRARY_ARCHITECTURE})  # Debian multiarch
 else()

@@ -2,7 +2,7 @@
 # top-level CMakeLists.txt after every target exists. Two CPack components, two packages:
 #
 #   runtime -> warren_<version>_<arch>.deb
-#     /usr/bin/warren, /etc/warren/warren.toml (conffile), /usr/lib/warren/plugins/ (root-owned,
+#     /usr/bin/warren, /usr/lib/warren/warren-worker (isolation = "process"), /etc/warren/warren.toml (conffile), /usr/lib/warren/plugins/ (root-owned,
 #     0755, with the example plugins), systemd units warren.service and warren@.service, and the
 #     maintainer scripts of packaging/debian/ (the `warren` system user, /var/lib/warren).
 #   dev     -> warren-dev_<version>_<arch>.deb

@@ -37,13 +37,15 @@ def test_InstallToAPrefix_EveryPathOfTheManifestIsUnderIt(tmp_path):
     assert str(prefix / "etc/warren/warren.toml") in paths
     assert str(prefix / "lib/systemd/system/warren.service") in paths
     assert str(prefix / "bin/warren") in paths
+    assert str(prefix / "lib/warren/warren-worker") in paths
 
 
 def test_InstallToUsr_TheConfigAndUnitsGoToEtcAndLibSystemd_AsInThePackages(tmp_path):
     """The manifest names the final paths; DESTDIR holds the files."""
     paths = install("/usr", destdir=tmp_path)
     for wanted in ("/etc/warren/warren.toml", "/lib/systemd/system/warren.service",
-                   "/lib/systemd/system/warren@.service", "/usr/bin/warren"):
+                   "/lib/systemd/system/warren@.service", "/usr/bin/warren",
+                   "/usr/lib/warren/warren-worker"):
         assert wanted in paths, sorted(paths)
     missing = [p for p in paths if not (tmp_path / p.lstrip("/")).exists()]
     assert missing == [], f"listed but not under DESTDIR {tmp_path}: {missing}"
