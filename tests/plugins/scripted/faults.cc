@@ -60,8 +60,8 @@ CrashSchedule::CrashSchedule(std::optional<std::uint32_t> every) : every_(every.
 }
 
 bool CrashSchedule::crash_now() noexcept {
-  ++calls_;
-  return every_ != 0 && calls_ % every_ == 0;
+  const std::uint64_t call = ++calls_;
+  return every_ != 0 && call % every_ == 0;
 }
 
 }  // namespace warren::test_plugins

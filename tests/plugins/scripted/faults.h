@@ -4,6 +4,7 @@
 // process or a death test only.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -35,8 +36,8 @@ class CrashSchedule {
   bool crash_now() noexcept;
 
  private:
-  std::uint32_t every_ = 0;  // 0: never
-  std::uint64_t calls_ = 0;
+  std::uint32_t every_ = 0;               // 0: never
+  std::atomic<std::uint64_t> calls_ = 0;  // a worker with concurrency > 1 calls from threads
 };
 
 }  // namespace warren::test_plugins
