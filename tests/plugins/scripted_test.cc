@@ -12,6 +12,7 @@
 #include <future>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "eventually.h"
 #include "temp_dir.h"
@@ -21,7 +22,9 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;
+using warren::test_plugins::CrashSchedule;
 using warren::test_plugins::Scripted;
+using warren::test_plugins::ScriptedAction;
 using warren::test_support::eventually;
 using warren::test_support::TempDir;
 using warren::testing::Harness;
@@ -252,6 +255,89 @@ TEST(ScriptedDeathTest, Segfault_IsRecordedThenDiesOfSIGSEGV) {
       },
       ::testing::KilledBySignal(SIGSEGV), "");
   EXPECT_EQ(read_file(record), "w\tm-8\t1\t0\tsegfault\n");
+}
+
+TEST(Scripted, HogAndSpin_AreActionsWithoutArguments) {
+  // Only parsed here: performed, they take the process (see isolation's WorkerProcessFaults).
+  EXPECT_EQ(ScriptedAction::parse("hog").kind, ScriptedAction::Kind::hog);
+  EXPECT_EQ(ScriptedAction::parse("spin").kind, ScriptedAction::Kind::spin);
+  EXPECT_THAT([] { ScriptedAction::parse("spin:5"); },
+              ThrowsMessage<std::invalid_argument>(HasSubstr("'spin' takes no argument")));
+}
+
+TEST(Scripted, InitActionThrow_FailsConstruction) {
+  EXPECT_THAT(
+      [] {
+        Harness::of<Scripted>({{"init_action", "throw"}});
+      },
+      ThrowsMessage<std::runtime_error>(HasSubstr("init_action = throw")));
+}
+
+TEST(Scripted, InitActionUnknown_FailsConstructionNamingTheChoices) {
+  EXPECT_THAT(
+      [] {
+        Harness::of<Scripted>({{"init_action", "explode"}});
+      },
+      ThrowsMessage<std::runtime_error>(
+          HasSubstr("'init_action' must be segfault, abort or throw, got 'explode'")));
+}
+
+TEST(Scripted, CrashEveryNotAPositiveInteger_FailsConstruction) {
+  EXPECT_THAT(
+      [] {
+        Harness::of<Scripted>({{"crash_every", "0"}});
+      },
+      ThrowsMessage<std::runtime_error>(HasSubstr("'crash_every' must be at least 1")));
+  EXPECT_THAT(
+      [] {
+        Harness::of<Scripted>({{"crash_every", "ten"}});
+      },
+      ThrowsMessage<std::runtime_error>(
+          HasSubstr("'crash_every' must be a non-negative integer, got 'ten'")));
+}
+
+TEST(CrashSchedule, EveryNthCallOfOneInstanceCrashes) {
+  CrashSchedule every_third(3);
+  std::vector<bool> crashes;
+  for (int call = 1; call <= 7; ++call)
+    crashes.push_back(every_third.crash_now());
+  EXPECT_EQ(crashes, (std::vector<bool>{false, false, true, false, false, true, false}));
+  // A new instance (a restarted worker process) counts from 0.
+  CrashSchedule restarted(3);
+  EXPECT_FALSE(restarted.crash_now());
+  CrashSchedule every_call(1);
+  EXPECT_TRUE(every_call.crash_now());
+  EXPECT_TRUE(every_call.crash_now());
+  CrashSchedule never(std::nullopt);
+  for (int call = 1; call <= 100; ++call)
+    ASSERT_FALSE(never.crash_now());
+}
+
+TEST(ScriptedDeathTest, InitActionSegfaultOrAbort_KillsTheConstructingProcess) {
+  EXPECT_EXIT(
+      {
+        ::signal(SIGSEGV, SIG_DFL);  // as in Segfault_IsRecordedThenDiesOfSIGSEGV
+        Harness::of<Scripted>({{"init_action", "segfault"}});
+      },
+      ::testing::KilledBySignal(SIGSEGV), "");
+  EXPECT_EXIT(Harness::of<Scripted>({{"init_action", "abort"}}), ::testing::KilledBySignal(SIGABRT),
+              "");
+}
+
+TEST(ScriptedDeathTest, CrashEvery_TheNthCallIsRecordedThenSegfaults) {
+  TempDir dir;
+  const std::string record = dir / "calls.tsv";
+  EXPECT_EXIT(
+      {
+        ::signal(SIGSEGV, SIG_DFL);
+        Harness harness =
+            Harness::of<Scripted>({{"record_file", record}, {"crash_every", "2"}}, "w");
+        if (harness.deliver(with_action("ack", "m-1")).kind == Result::Kind::ack)
+          harness.deliver(with_action("ack", "m-2"));
+        std::exit(0);  // not reached when the second call crashes
+      },
+      ::testing::KilledBySignal(SIGSEGV), "");
+  EXPECT_EQ(read_file(record), "w\tm-1\t1\t0\tack\nw\tm-2\t1\t0\tack\n");
 }
 
 TEST(Scripted, BuiltSharedObject_BehavesLikeTheCompiledInHandler) {

@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "isolation/worker_exit_codes.h"
+
 namespace warren::isolation {
 
 std::string signal_name(int signal) {
@@ -11,8 +13,12 @@ std::string signal_name(int signal) {
 }
 
 std::string ChildExit::reason() const {
+  if (!by_signal && code == kExitOutOfMemory)
+    return "oom";
   if (!by_signal)
     return "exit " + std::to_string(code);
+  // A SIGKILL stays "killed" even when memory_max is set: without a cgroup (whose memory.events
+  // counts oom_kill) the kernel's OOM killer cannot be told apart from an operator's kill -9.
   if (code == SIGKILL)
     return "killed";
   return signal_name(code);

@@ -1,7 +1,7 @@
 // How a worker process ended, in the words metrics and dead-letter headers use: "SIGSEGV",
 // "SIGABRT", "killed" (SIGKILL from outside: the OOM killer without a cgroup to tell, an
-// operator), "exit N"; the host itself names the deaths it caused ("timeout", "wedged") and
-// those a cgroup reports ("oom").
+// operator), "oom" (warren-worker's own exit when an allocation fails past memory_max,
+// kExitOutOfMemory), "exit N"; the host itself names the deaths it caused ("timeout", "wedged").
 #pragma once
 
 #include <signal.h>
@@ -15,7 +15,7 @@ struct ChildExit {
   int code = 0;  // the exit status, or the signal number
   bool core_dumped = false;
 
-  // "SIGSEGV", "killed", "exit 3", "exit 0".
+  // "SIGSEGV", "killed", "oom", "exit 3", "exit 0".
   std::string reason() const;
   bool clean() const noexcept { return !by_signal && code == 0; }
 };

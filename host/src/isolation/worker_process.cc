@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "isolation/frame_codec.h"
+#include "isolation/worker_arguments.h"
 
 namespace warren::isolation {
 
@@ -40,7 +41,8 @@ WorkerProcess::WorkerProcess(const HeldExecutable& executable, WorkerProcessOpti
 WorkerProcess::~WorkerProcess() = default;  // SpawnedWorker kills and reaps a child left behind
 
 void WorkerProcess::start() {
-  child_.emplace(spawn_worker(executable_, {std::to_string(::getpid())}));
+  WorkerArguments arguments{::getpid(), options_.memory_max, options_.core_dumps};
+  child_.emplace(spawn_worker(executable_, arguments.to_argv()));
   Start start_frame{kProtocolVersion, options_.worker, options_.plugin_path, options_.settings,
                     options_.log_level};
   if (!child_->socket().send(start_frame, options_.startup_timeout))

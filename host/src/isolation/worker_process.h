@@ -33,9 +33,17 @@ struct WorkerProcessOptions {
   // pings while a handler runs).
   std::chrono::milliseconds ping_interval{1'000};
   std::chrono::milliseconds wedged_after{10'000};
+  // The most memory the child may use, in bytes (0: no limit): its RLIMIT_DATA. An allocation
+  // past it ends the child at once, "oom" (worker/resource_limits.h says what it does not
+  // cover; a cgroup's memory.max would go there).
+  std::uint64_t memory_max = 0;
+  // Whether a crashing child may leave a core dump (RLIMIT_CORE left as the host's); off by
+  // default: a crash loop would fill the disk.
+  bool core_dumps = false;
 };
 
-// How a child ended, from the host's point of view: its signal ("SIGSEGV"), "killed", "exit N",
+// How a child ended, from the host's point of view: its signal ("SIGSEGV"), "killed", "oom"
+// (an allocation failed past memory_max), "exit N",
 // or what the host did to it ("timeout", "wedged", "protocol: ...").
 struct WorkerDeath {
   std::string reason;

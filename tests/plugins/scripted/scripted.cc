@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
@@ -27,17 +28,23 @@ std::string field(std::string_view text) {
   return clean;
 }
 
-std::chrono::milliseconds sleep_setting(const warren::PluginContext& ctx) {
-  const auto text = ctx.setting("sleep_ms");
+// A setting that must be a non-negative integer, if it is there.
+std::optional<std::uint32_t> number_setting(const warren::PluginContext& ctx,
+                                            const std::string& name) {
+  const auto text = ctx.setting(name);
   if (!text)
-    return std::chrono::milliseconds(0);
+    return std::nullopt;
   std::uint32_t value = 0;
   const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), value);
-  if (error != std::errc{} || end != text->data() + text->size()) {
-    throw std::invalid_argument(
-        "scripted: setting 'sleep_ms' must be a non-negative integer, got '" + *text + "'");
+  if (text->empty() || error != std::errc{} || end != text->data() + text->size()) {
+    throw std::invalid_argument("scripted: setting '" + name +
+                                "' must be a non-negative integer, got '" + *text + "'");
   }
-  return std::chrono::milliseconds(value);
+  return value;
+}
+
+std::chrono::milliseconds sleep_setting(const warren::PluginContext& ctx) {
+  return std::chrono::milliseconds(number_setting(ctx, "sleep_ms").value_or(0));
 }
 
 bool record_time_setting(const warren::PluginContext& ctx) {
@@ -98,8 +105,11 @@ Scripted::Scripted(warren::PluginContext& ctx)
       sleep_(sleep_setting(ctx)),
       gate_file_(ctx.setting("gate_file").value_or("")),
       record_time_(record_time_setting(ctx)),
+      crash_schedule_(number_setting(ctx, "crash_every")),
       actions_(ctx.counter("scripted_actions_total", "Calls by the action's name", {"action"})) {
   ScriptedAction::parse(default_action_);  // refuse a bad default now, not per message
+  if (const auto fault = ctx.setting("init_action"))
+    fail_init(parse_init_fault(*fault));
   if (const auto path = ctx.setting("record_file")) {
     record_fd_ = ::open(path->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (record_fd_ < 0) {
@@ -136,6 +146,8 @@ void Scripted::record(const warren::Message& msg, std::string_view action) const
 warren::Outcome Scripted::handle(const warren::Message& msg, warren::Context& ctx) {
   const std::string spec = msg.header(kActionHeader).value_or(default_action_);
   record(msg, spec);
+  if (crash_schedule_.crash_now())
+    test_support::real_segfault();
   ScriptedAction action;
   try {
     action = ScriptedAction::parse(spec);
@@ -190,6 +202,10 @@ warren::Outcome Scripted::handle(const warren::Message& msg, warren::Context& ct
       ctx.publish(out);  // a PublishError propagates: the message is retried
       return warren::Outcome::ack();
     }
+    case Kind::hog:
+      hog_memory();
+    case Kind::spin:
+      spin_forever();
     case Kind::ack_if_file:
       if (std::filesystem::exists(action.text))
         return warren::Outcome::ack();

@@ -16,6 +16,11 @@
 //                   holds a call in flight with it, sees the record line (the call has begun),
 //                   does what it must while the call runs, then creates the file: an event, not
 //                   a sleep that a busy machine can outlast.
+//   init_action     segfault | abort | throw: the constructor (the plugin's init) crashes or
+//                   throws, after the other settings are checked (the "crashes in init" fault)
+//   crash_every     N >= 1: every Nth handle() call of this instance segfaults, after its record
+//                   line and before its action; counted per instance, so a restarted worker
+//                   process counts from 0 (the "crashes on every tenth message" fault, N = 10)
 // Actions: see scripted_action.h.
 // Each call counts in warren_plugin_scripted_actions_total{action} (the action's name, e.g.
 // "notify") and logs "scripted: <action>" at debug.
@@ -26,6 +31,7 @@
 #include <chrono>
 #include <string>
 
+#include "faults.h"
 #include "scripted_action.h"
 
 namespace warren::test_plugins {
@@ -34,7 +40,8 @@ inline constexpr std::string_view kActionHeader = "x-test-action";
 
 class Scripted final : public warren::Handler {
  public:
-  // Throws std::invalid_argument on an invalid default_action or sleep_ms, and
+  // Throws std::invalid_argument on an invalid default_action, sleep_ms, init_action or
+  // crash_every, std::runtime_error for init_action = throw, and
   // std::system_error when record_file cannot be opened.
   explicit Scripted(warren::PluginContext& ctx);
   ~Scripted() override;
@@ -52,6 +59,7 @@ class Scripted final : public warren::Handler {
   std::string gate_file_;
   int record_fd_ = -1;
   bool record_time_ = false;
+  CrashSchedule crash_schedule_;
   warren::LabelledCounter actions_;
 };
 

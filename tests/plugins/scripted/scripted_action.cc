@@ -11,7 +11,7 @@ namespace {
 constexpr const char* kValidActions =
     "ack, retry, retry:<ms>, dead_letter:<reason>, throw, throw_int, permanent, sleep:<ms>, "
     "abort, segfault, fail_until:<n>, publish:<exchange>:<routing_key>, "
-    "notify:<exchange>:<routing_key>, ack_if_file:<path>";
+    "notify:<exchange>:<routing_key>, ack_if_file:<path>, hog, spin";
 
 [[noreturn]] void invalid(std::string_view spec, std::string_view why) {
   throw std::invalid_argument("scripted: invalid action '" + std::string(spec) +
@@ -60,6 +60,10 @@ ScriptedAction ScriptedAction::parse(std::string_view spec) {
     return without_argument(Kind::abort);
   if (name == "segfault")
     return without_argument(Kind::segfault);
+  if (name == "hog")
+    return without_argument(Kind::hog);
+  if (name == "spin")
+    return without_argument(Kind::spin);
   if (name == "retry") {
     if (!has_argument)
       return without_argument(Kind::retry);

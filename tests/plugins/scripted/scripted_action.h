@@ -25,6 +25,8 @@ struct ScriptedAction {
     publish,      // publish:<exchange>:<routing_key>  publish the same body, then ack
     notify,       // notify:<exchange>:<routing_key>   the same, with mandatory = false
     ack_if_file,  // ack_if_file:<path>  ack if the file exists, else throw
+    hog,          // hog              allocate without limit until an allocation fails (faults.h)
+    spin,         // spin             loop forever, ignoring stop requests (faults.h)
   };
 
   Kind kind = Kind::ack;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "isolation/worker_exit_codes.h"
+
 namespace warren::isolation {
 namespace {
 
@@ -20,6 +22,13 @@ TEST(ChildExit, SignalsAreNamedAsInTheDeadLetterHeaders) {
   EXPECT_EQ(child_exit_from(info_of(CLD_EXITED, 3)).reason(), "exit 3");
   EXPECT_TRUE(child_exit_from(info_of(CLD_EXITED, 0)).clean());
   EXPECT_FALSE(child_exit_from(info_of(CLD_KILLED, SIGTERM)).clean());
+}
+
+TEST(ChildExit, WarrenWorkersOutOfMemoryExitIsOom_ASigkillStaysKilled) {
+  EXPECT_EQ(child_exit_from(info_of(CLD_EXITED, kExitOutOfMemory)).reason(), "oom");
+  EXPECT_NE(child_exit_from(info_of(CLD_KILLED, kExitOutOfMemory)).reason(), "oom");
+  // The kernel's OOM killer without a cgroup is an anonymous SIGKILL: "killed", not "oom".
+  EXPECT_EQ(child_exit_from(info_of(CLD_KILLED, SIGKILL)).reason(), "killed");
 }
 
 TEST(ChildExit, ASignalWithoutAName_IsItsNumber) {

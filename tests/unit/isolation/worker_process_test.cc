@@ -128,7 +128,8 @@ TEST(WorkerProcess, ASegfaultOrAbortEndsTheStreamAndIsNamed) {
   for (auto [action, reason] : {std::pair{"segfault", "SIGSEGV"}, std::pair{"abort", "SIGABRT"}}) {
     SpawnedWorker worker = ready_worker();
     ASSERT_TRUE(worker.socket().send(message(1, action), kWait));
-    ASSERT_TRUE(worker.socket().send(message(2, "ack"), kWait));  // buffered, never answered
+    // Buffered, never answered; or refused, when the child is already dead: either is right.
+    (void)worker.socket().send(message(2, "ack"), kWait);
     EXPECT_THROW(expect_frame<Outcome>(worker), std::runtime_error) << action;
     EXPECT_EQ(worker.socket().closed_reason().substr(0, 13), "end of stream");
     EXPECT_EQ(worker.reap_within(kWait)->reason(), reason);

@@ -1,6 +1,7 @@
 // warren-worker: the process a worker with isolation = "process" runs its plugin in. The host
-// spawns it (isolation/worker_spawn.h) with its socket at descriptor 3 and the host's pid as
-// its argument; it loads the plugin the Start frame names, says Hello, runs the plugin's
+// spawns it (isolation/worker_spawn.h) with its socket at descriptor 3 and the host's pid and
+// its limits as arguments (isolation/worker_arguments.h); it applies the limits
+// (worker/resource_limits.h), loads the plugin the Start frame names, says Hello, runs the plugin's
 // constructor (its init), says Ready or InitFailed, then handles one Deliver at a time, in
 // order, answering each with its Outcome, until Shutdown or until the host is gone. Whatever
 // kills it (a segfault, abort(), the OOM killer) kills only it: the host sees the end of the
@@ -15,6 +16,9 @@
 
 #include "isolation/worker/parent_link.h"
 #include "isolation/worker/remote_services.h"
+#include "isolation/worker/resource_limits.h"
+#include "isolation/worker_arguments.h"
+#include "isolation/worker_exit_codes.h"
 #include "isolation/worker_spawn.h"
 #include "plugin/handler_instance.h"
 #include "plugin/plugin_library.h"
@@ -23,12 +27,6 @@ namespace {
 
 using namespace warren;
 using namespace warren::isolation;
-
-// Exit codes the host reads as "the child refused to start" rather than as a crash (sysexits.h's
-// EX_USAGE, EX_TEMPFAIL, EX_CONFIG; not 66, ThreadSanitizer's own exit code).
-constexpr int kExitUsage = 64;
-constexpr int kExitNoStart = 75;
-constexpr int kExitInitFailed = 78;
 
 warren_str abi(const std::string& text) {
   return warren_str{text.data(), text.size()};
@@ -76,13 +74,17 @@ int handle_messages(ParentLink& link, plugin::HandlerInstance& instance) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
+  std::string usage_error;
+  auto arguments = WorkerArguments::parse(argc, argv, usage_error);
+  if (!arguments) {
     std::fprintf(stderr,
-                 "usage: warren-worker HOST_PID (started by `warren run` for a worker with "
-                 "isolation = \"process\", not by hand)\n");
+                 "warren-worker: %s\nusage: warren-worker HOST_PID [--memory-max=BYTES] "
+                 "[--core-dumps] (started by `warren run` for a worker with isolation = "
+                 "\"process\", not by hand)\n",
+                 usage_error.c_str());
     return kExitUsage;
   }
-  if (!follow_the_host(static_cast<pid_t>(std::atoi(argv[1]))))
+  if (!follow_the_host(arguments->host))
     return 0;
 
   ParentLink link{FrameSocket(kChildSocketFd)};
@@ -100,6 +102,11 @@ int main(int argc, char** argv) {
   }
   link.start_reader();
 
+  // Before the plugin's code is mapped or run: its static initialisers are under the limits too.
+  if (std::string refused = apply_resource_limits(*arguments); !refused.empty()) {
+    link.send(InitFailed{"warren-worker cannot apply its limits: " + refused});
+    return kExitInitFailed;
+  }
   std::shared_ptr<plugin::PluginLibrary> library;
   try {
     library = plugin::PluginLibrary::load_file(start->plugin_path, "");
