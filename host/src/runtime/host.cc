@@ -71,6 +71,7 @@ void Host::make_process_runner(Worker& worker, const std::filesystem::path& plug
   options.process.startup_timeout = spec.startup_timeout;
   options.process.soft_timeout = spec.soft_timeout;
   options.process.hard_timeout = spec.hard_timeout;
+  options.process.memory_max = spec.memory_max;
   worker.runner =
       std::make_unique<ProcessRunner>(*worker_binary_, options, *worker.context, metrics_);
 }
