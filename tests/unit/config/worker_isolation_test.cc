@@ -19,6 +19,11 @@ std::string worker_with(std::string_view keys) {
   return "\n[[workers]]\nname = \"w\"\nplugin = \"p\"\nqueue = \"q\"\n" + std::string(keys) + "\n";
 }
 
+// The same with isolation = "process" at line 6: its extra keys start at line 7.
+std::string process_worker_with(std::string_view keys) {
+  return worker_with("isolation = \"process\"\n" + std::string(keys));
+}
+
 const WorkerConfig& only_worker(const Config& config) {
   return config.workers.at(0);
 }
@@ -68,11 +73,9 @@ TEST(WorkerIsolation, ProcessAlone_KeepsTheDefaults) {
 }
 
 TEST(WorkerIsolation, MemoryMaxAsAnIntegerOrDecimalUnit_IsBytes) {
-  EXPECT_EQ(only_worker(test::parse(worker_with("isolation = \"process\"\nmemory_max = 2097152")))
-                .memory_max,
+  EXPECT_EQ(only_worker(test::parse(process_worker_with("memory_max = 2097152"))).memory_max,
             2097152U);
-  EXPECT_EQ(only_worker(test::parse(worker_with("isolation = \"process\"\nmemory_max = \"2GB\"")))
-                .memory_max,
+  EXPECT_EQ(only_worker(test::parse(process_worker_with("memory_max = \"2GB\""))).memory_max,
             2'000'000'000U);
 }
 
@@ -105,83 +108,79 @@ startup_timeout = "5s")")),
 }
 
 TEST(WorkerIsolation, ConcurrencyWithProcess_IsRefusedPointingToProcesses) {
-  EXPECT_THAT(problems_of(worker_with("isolation = \"process\"\nconcurrency = 4")),
+  EXPECT_THAT(problems_of(process_worker_with("concurrency = 4")),
               ElementsAre(Problem(7, 15, "workers[0].concurrency",
                                   "with isolation = \"process\" a child runs one message at a "
                                   "time: set processes")));
 }
 
 TEST(WorkerIsolation, ProcessesOutOfRange_IsRefusedWithTheRange) {
-  EXPECT_THAT(problems_of(worker_with("isolation = \"process\"\nprocesses = 0")),
+  EXPECT_THAT(problems_of(process_worker_with("processes = 0")),
               ElementsAre(Problem(7, 13, "workers[0].processes",
                                   "must be an integer from 1 to 1024, got 0")));
-  EXPECT_THAT(
-      problems_of(worker_with("isolation = \"process\"\nprefetch = 2000\nprocesses = 1025")),
-      ElementsAre(
-          Problem(8, 13, "workers[0].processes", "must be an integer from 1 to 1024, got 1025")));
+  EXPECT_THAT(problems_of(process_worker_with("prefetch = 2000\nprocesses = 1025")),
+              ElementsAre(Problem(8, 13, "workers[0].processes",
+                                  "must be an integer from 1 to 1024, got 1025")));
 }
 
 TEST(WorkerIsolation, ProcessesAbovePrefetch_IsRefused) {
   EXPECT_THAT(
-      problems_of(worker_with("isolation = \"process\"\nprefetch = 4\nprocesses = 8")),
+      problems_of(process_worker_with("prefetch = 4\nprocesses = 8")),
       ElementsAre(Problem(8, 13, "workers[0].processes",
                           AllOf(HasSubstr("must not exceed prefetch (4)"), HasSubstr("got 8")))));
 }
 
 TEST(WorkerIsolation, HardTimeoutNotAboveSoftTimeout_IsRefused) {
-  EXPECT_THAT(problems_of(worker_with(
-                  "isolation = \"process\"\nsoft_timeout = \"1m\"\nhard_timeout = \"60s\"")),
+  EXPECT_THAT(problems_of(process_worker_with("soft_timeout = \"1m\"\nhard_timeout = \"60s\"")),
               ElementsAre(Problem(8, 16, "workers[0].hard_timeout",
                                   "must be greater than soft_timeout (1m), got \"1m\"")));
 }
 
 TEST(WorkerIsolation, HardTimeoutAlone_OrEitherAtZero_IsAccepted) {
-  EXPECT_THAT(problems_of(worker_with("isolation = \"process\"\nhard_timeout = \"10s\"")),
-              IsEmpty());
-  EXPECT_THAT(problems_of(worker_with(
-                  "isolation = \"process\"\nsoft_timeout = \"10s\"\nhard_timeout = \"0s\"")),
+  EXPECT_THAT(problems_of(process_worker_with("hard_timeout = \"10s\"")), IsEmpty());
+  EXPECT_THAT(problems_of(process_worker_with("soft_timeout = \"10s\"\nhard_timeout = \"0s\"")),
               IsEmpty());
 }
 
 TEST(WorkerIsolation, TimeoutThatIsNotADuration_IsRefusedWithTheSyntax) {
-  EXPECT_THAT(problems_of(worker_with("isolation = \"process\"\nsoft_timeout = \"30\"")),
+  EXPECT_THAT(problems_of(process_worker_with("soft_timeout = \"30\"")),
               ElementsAre(Problem(7, 16, "workers[0].soft_timeout",
                                   AllOf(HasSubstr("must be a duration"), HasSubstr("\"30\"")))));
 }
 
 TEST(WorkerIsolation, ZeroStartupTimeout_IsRefused) {
-  EXPECT_THAT(problems_of(worker_with("isolation = \"process\"\nstartup_timeout = \"0s\"")),
+  EXPECT_THAT(problems_of(process_worker_with("startup_timeout = \"0s\"")),
               ElementsAre(Problem(7, 19, "workers[0].startup_timeout",
                                   "must be at least 1ms, got \"0s\"")));
 }
 
 TEST(WorkerIsolation, MemoryMaxBelowOneMiB_IsRefusedSayingWhy) {
-  EXPECT_THAT(problems_of(worker_with("isolation = \"process\"\nmemory_max = \"512KiB\"")),
+  EXPECT_THAT(problems_of(process_worker_with("memory_max = \"512KiB\"")),
               ElementsAre(Problem(7, 14, "workers[0].memory_max",
                                   AllOf(HasSubstr("must be at least 1MiB"),
                                         HasSubstr("load a plugin"), HasSubstr("got 512KiB")))));
-  EXPECT_THAT(problems_of(worker_with("isolation = \"process\"\nmemory_max = 0")),
+  EXPECT_THAT(problems_of(process_worker_with("memory_max = 0")),
               ElementsAre(Problem(
                   7, 14, "workers[0].memory_max",
                   AllOf(HasSubstr("leave memory_max out for no limit"), HasSubstr("got 0B")))));
 }
 
 TEST(WorkerIsolation, MemoryMaxGarbage_IsRefusedWithTheSyntax) {
-  EXPECT_THAT(problems_of(worker_with("isolation = \"process\"\nmemory_max = \"512 megabytes\"")),
+  EXPECT_THAT(problems_of(process_worker_with("memory_max = \"512 megabytes\"")),
               ElementsAre(Problem(7, 14, "workers[0].memory_max",
                                   AllOf(HasSubstr("must be a byte size"), HasSubstr("MiB"),
                                         HasSubstr("got \"512 megabytes\"")))));
-  EXPECT_THAT(problems_of(worker_with("isolation = \"process\"\nmemory_max = -1")),
+  EXPECT_THAT(problems_of(process_worker_with("memory_max = -1")),
               ElementsAre(Problem(7, 14, "workers[0].memory_max",
                                   AllOf(HasSubstr("must be a byte size"), HasSubstr("got -1")))));
   EXPECT_THAT(
-      problems_of(worker_with("isolation = \"process\"\nmemory_max = 1.5")),
+      problems_of(process_worker_with("memory_max = 1.5")),
       ElementsAre(Problem(7, 14, "workers[0].memory_max",
                           AllOf(HasSubstr("must be a byte size"), HasSubstr("got a float")))));
 }
 
 TEST(WorkerIsolation, MemoryMaxPastSixtyFourBits_IsRefusedAsTooLarge) {
-  EXPECT_THAT(problems_of(worker_with("isolation = \"process\"\nmemory_max = \"16777216TiB\"")),
+  EXPECT_THAT(problems_of(process_worker_with("memory_max = \"16777216TiB\"")),
               ElementsAre(Problem(7, 14, "workers[0].memory_max",
                                   AllOf(HasSubstr("is too large"), HasSubstr("64 bits"),
                                         HasSubstr("got \"16777216TiB\"")))));
