@@ -53,10 +53,17 @@ int check_config(const ConfigOptions& options, bool quiet) {
   std::cout << options.file << ": OK: " << config->exchanges.size() << " exchange(s), "
             << config->queues.size() << " queue(s), " << config->workers.size() << " worker(s)\n";
   for (const auto& loaded : host.loaded_plugins()) {
-    std::cout << "  worker " << loaded.worker << ": plugin " << loaded.info.name << " "
-              << loaded.info.version << " (ABI " << loaded.info.abi_major << "."
-              << loaded.info.abi_minor << ") from " << loaded.info.file.string() << ", "
-              << isolation_summary(*config->find_worker(loaded.worker)) << "\n";
+    const config::WorkerConfig& worker = *config->find_worker(loaded.worker);
+    std::cout << "  worker " << loaded.worker << ": plugin " << loaded.info.name << " ";
+    // The host never loads a process-isolated plugin (its children do): no version nor ABI
+    // to show, only the file the children will load.
+    if (worker.isolation == config::WorkerConfig::Isolation::process) {
+      std::cout << "(not loaded by the host)";
+    } else {
+      std::cout << loaded.info.version << " (ABI " << loaded.info.abi_major << "."
+                << loaded.info.abi_minor << ")";
+    }
+    std::cout << " from " << loaded.info.file.string() << ", " << isolation_summary(worker) << "\n";
   }
   return kExitOk;
 }
