@@ -182,7 +182,9 @@ def main():
     write("env_expansion", ["${HOME}/state", "${UNSET:-/var/lib/warren}", "$$HOME", "a$b",
                             "${STATE_DIRECTORY:-${HOME}}", "${", "${}", "${SET:-}", "$"])
     write("config_values", ["250ms", "30s", "5m", "1h30m", "7d", "1h1m1s1ms", "0s",
-                            "9223372036854775807ms", "amqp://guest:guest@localhost:5672/%2f",
+                            "9223372036854775807ms", "512MiB", "1GiB", "64MB",
+                            "100KiB", "2GB", "1048576", "18446744073709551615B",
+                            "16777216TiB", "amqp://guest:guest@localhost:5672/%2f",
                             "amqps://user@broker.example:5671/vhost", "amqp://localhost",
                             "127.0.0.1:9464", "[::1]:9464", "0.0.0.0:0", "localhost:80"])
     write("amqp_table", [table(entries) for entries in TABLES] + [every_field_type()])

@@ -1,6 +1,7 @@
 // `warren check -c FILE`: validates the config and loads every plugin (running each handler's
 // constructor), connecting to nothing. Exit 0 when all is well, 2 otherwise.
 #include <iostream>
+#include <string>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
@@ -12,6 +13,19 @@
 #include "runtime/host.h"
 
 namespace warren::cli {
+namespace {
+
+// "isolation thread (4 threads)" or "isolation process (2 processes)": where the handler runs.
+std::string isolation_summary(const config::WorkerConfig& worker) {
+  if (worker.isolation == config::WorkerConfig::Isolation::process) {
+    return "isolation process (" + std::to_string(worker.processes) + " process" +
+           (worker.processes == 1 ? ")" : "es)");
+  }
+  return "isolation thread (" + std::to_string(worker.concurrency) + " thread" +
+         (worker.concurrency == 1 ? ")" : "s)");
+}
+
+}  // namespace
 
 int check_command(const ConfigOptions& options) {
   return check_config(options, false);
@@ -39,9 +53,17 @@ int check_config(const ConfigOptions& options, bool quiet) {
   std::cout << options.file << ": OK: " << config->exchanges.size() << " exchange(s), "
             << config->queues.size() << " queue(s), " << config->workers.size() << " worker(s)\n";
   for (const auto& loaded : host.loaded_plugins()) {
-    std::cout << "  worker " << loaded.worker << ": plugin " << loaded.info.name << " "
-              << loaded.info.version << " (ABI " << loaded.info.abi_major << "."
-              << loaded.info.abi_minor << ") from " << loaded.info.file.string() << "\n";
+    const config::WorkerConfig& worker = *config->find_worker(loaded.worker);
+    std::cout << "  worker " << loaded.worker << ": plugin " << loaded.info.name << " ";
+    // The host never loads a process-isolated plugin (its children do): no version nor ABI
+    // to show, only the file the children will load.
+    if (worker.isolation == config::WorkerConfig::Isolation::process) {
+      std::cout << "(not loaded by the host)";
+    } else {
+      std::cout << loaded.info.version << " (ABI " << loaded.info.abi_major << "."
+                << loaded.info.abi_minor << ")";
+    }
+    std::cout << " from " << loaded.info.file.string() << ", " << isolation_summary(worker) << "\n";
   }
   return kExitOk;
 }

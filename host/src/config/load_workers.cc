@@ -109,13 +109,7 @@ void read_worker_keys(TableReader& entry, const LoadContext& context, const Conf
     entry.read_non_empty_string("queue", worker.queue);
   }
   entry.read_integer("prefetch", worker.prefetch, 1, 65535);
-  if (entry.read_integer("concurrency", worker.concurrency, 1, 1024) &&
-      worker.concurrency > worker.prefetch) {
-    entry.report("concurrency",
-                 "must not exceed prefetch (" + std::to_string(worker.prefetch) +
-                     "): a worker can only work on messages the broker has delivered to it; got " +
-                     std::to_string(worker.concurrency));
-  }
+  read_worker_isolation(entry, worker);  // and concurrency or processes
   read_retry(entry, worker.retry);
   entry.read_integer("max_crashes", worker.max_crashes, 1, 1000);
   entry.read_integer("metric_series_limit", worker.metric_series_limit, 1, 100000);

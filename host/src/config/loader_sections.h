@@ -33,4 +33,8 @@ void load_queues(TableReader& root, const LoadContext& context, Config& config);
 void load_workers(TableReader& root, const LoadContext& context, Config& config);
 void load_outboxes(TableReader& root, const LoadContext& context, Config& config);
 
+// Part of load_workers: isolation, and concurrency or processes with the keys of its mode
+// (load_worker_isolation.cc). Reads prefetch from `worker`, so call it after prefetch is read.
+void read_worker_isolation(TableReader& entry, WorkerConfig& worker);
+
 }  // namespace warren::config

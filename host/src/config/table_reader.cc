@@ -5,6 +5,7 @@
 #include <charconv>
 #include <limits>
 
+#include "config/byte_size.h"
 #include "config/duration.h"
 
 namespace warren::config {
@@ -265,6 +266,42 @@ bool TableReader::read_duration(std::string_view key, std::optional<Duration>& o
   }
   out = value;
   return true;
+}
+
+bool TableReader::read_byte_size(std::string_view key, std::uint64_t& out) {
+  const toml::node* node = find(key);
+  if (node == nullptr) {
+    return false;
+  }
+  const std::string expected(kByteSizeSyntaxHint);
+  if (const auto* integer = node->as_integer()) {
+    if (integer->get() < 0) {
+      report(key, "must be " + expected + ", got " + std::to_string(integer->get()));
+      return false;
+    }
+    out = static_cast<std::uint64_t>(integer->get());
+    return true;
+  }
+  const auto* text = node->as_string();
+  if (text == nullptr) {
+    report(key, "must be " + expected + ", got " + std::string(describe_type(node->type())));
+    return false;
+  }
+  const ParsedByteSize parsed = parse_byte_size(text->get());
+  switch (parsed.problem) {
+    case ParsedByteSize::Problem::none:
+      out = parsed.bytes;
+      return true;
+    case ParsedByteSize::Problem::too_large:
+      report(key, "is too large: a byte size must fit in 64 bits (at most " +
+                      format_byte_size(std::numeric_limits<std::uint64_t>::max()) + "), got " +
+                      in_quotes(text->get()));
+      return false;
+    case ParsedByteSize::Problem::malformed:
+      break;
+  }
+  report(key, "must be " + expected + ", got " + in_quotes(text->get()));
+  return false;
 }
 
 bool TableReader::read_one_of(std::string_view key, std::string& out,

@@ -57,6 +57,8 @@ class TableReader {
   bool read_number(std::string_view key, double& out, double min, double max);
   bool read_duration(std::string_view key, Duration& out, Duration min = Duration::zero());
   bool read_duration(std::string_view key, std::optional<Duration>& out);
+  // An integer (bytes) or a string such as "512MiB" (config/byte_size.h).
+  bool read_byte_size(std::string_view key, std::uint64_t& out);
   bool read_one_of(std::string_view key, std::string& out,
                    std::initializer_list<std::string_view> allowed);
   template <typename Enum>

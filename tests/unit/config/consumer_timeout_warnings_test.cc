@@ -93,6 +93,25 @@ TEST(ConsumerTimeoutWarning, ConcurrencyShortensTheWait) {
   EXPECT_THAT(warnings[0], HasSubstr("unacknowledged for 1m10s"));
 }
 
+// With isolation = "process", `processes` children work at once and concurrency stays 1.
+TEST(ConsumerTimeoutWarning, ProcessesShortenTheWaitAsConcurrencyDoes) {
+  // ceil(20 / 8) = 3 calls of 5 s: 15 s, within 60 s.
+  EXPECT_THAT(
+      config_warnings(parse(on_rabbitmq("consumer_timeout = \"60s\"",
+                                        "isolation = \"process\"\nprefetch = 20\nprocesses = 8\n"
+                                        "max_handler_time = \"5s\""))),
+      IsEmpty());
+  // ceil(20 / 3) = 7 calls of 10 s: 70 s.
+  const auto warnings =
+      config_warnings(parse(on_rabbitmq("consumer_timeout = \"60s\"",
+                                        "isolation = \"process\"\nprefetch = 20\nprocesses = 3\n"
+                                        "max_handler_time = \"10s\"")));
+  ASSERT_THAT(warnings, SizeIs(1));
+  EXPECT_THAT(warnings[0], AllOf(HasSubstr("unacknowledged for 1m10s"),
+                                 HasSubstr("prefetch 20 over processes 3 is 7 handler call(s)"),
+                                 HasSubstr("lower prefetch toward processes")));
+}
+
 TEST(ConsumerTimeoutWarning, ExactlyTheTimeout_IsFine) {
   EXPECT_THAT(config_warnings(parse(on_rabbitmq("consumer_timeout = \"60s\"",
                                                 "prefetch = 12\nmax_handler_time = \"5s\""))),
