@@ -60,9 +60,15 @@ class Isolated:
                                             "routing_key": "order.#"}])],
             workers=[worker])
         self.tmp_path = tmp_path
+        self.declared = False
+
+    def declare(self) -> None:
+        if not self.declared:
+            apply_topology(self.config, self.tmp_path)
+            self.declared = True
 
     def start(self, warren, *, ready: bool = True):
-        apply_topology(self.config, self.tmp_path)
+        self.declare()
         host = warren(self.config, **warren_options())
         if ready:
             host.wait_ready(timeout=30)
@@ -183,14 +189,18 @@ def test_Isolation_ACrashOnEveryTenthMessage_EveryMessageHandledNoneDeadLettered
     host = setup.start(warren)
     ids = setup.publish(broker, 60, "m")
 
-    wait_until(lambda: broker.queue_counts(setup.queue) == (0, 0), timeout=120, interval=0.1,
+    def acked() -> float:
+        return total(setup.series(), "warren_messages_settled_total", worker="w", outcome="ack")
+    wait_until(lambda: acked() >= 60, timeout=120, interval=0.1,
+               what=lambda: f"60 acked ({acked()})")
+    wait_until(lambda: broker.queue_counts(setup.queue) == (0, 0), timeout=30, interval=0.1,
                what=lambda: f"queue drained ({broker.queue_counts(setup.queue)})")
     assert host.running(), host.describe()
     assert broker.message_count(setup.dead_letter_queue) == 0
     series = setup.series()
     crashes = value(series, "warren_plugin_crashes_total", worker="w", reason="SIGSEGV")
     assert crashes >= 60 // 10 - 2, "each child crashes on its tenth call"
-    assert value(series, "warren_messages_settled_total", worker="w", outcome="ack") == 60
+    assert total(series, "warren_messages_settled_total", worker="w", outcome="ack") == 60
     counts = record_file.count_by_id()
     assert set(counts) == set(ids)
     # Each crash ran one message twice (the crashed call is recorded too); nothing more.
@@ -204,6 +214,7 @@ def test_Isolation_APluginThatCrashesInInit_IsACrashLoopOnReadyzAndLosesNothing(
         broker, created, warren, record_file, tmp_path):
     setup = Isolated(created, tmp_path, "iso-init", record_file, processes=1,
                      settings={"init_action": "segfault"})
+    setup.declare()
     ids = setup.publish(broker, 5, "m")
     host = setup.start(warren, ready=False)
 

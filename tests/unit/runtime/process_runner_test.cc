@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "eventually.h"
 #include "fake_delivery.h"
@@ -88,9 +89,7 @@ class ProcessRunnerTest : public ::testing::Test {
     return dispatcher;
   }
 
-  double crashes(const std::string& reason) {
-    return metrics_.plugin_crashes("w", reason).Value();
-  }
+  double crashes(const std::string& reason) { return metrics_.plugin_crashes("w", reason).Value(); }
 
   isolation::HeldExecutable executable_;
   observability::Metrics metrics_;
@@ -99,20 +98,29 @@ class ProcessRunnerTest : public ::testing::Test {
   SettlementLog log_;
 };
 
+// About 40 ms a crash here (spawn, load the plugin, die); sanitizer builds are several times
+// slower, so they count fewer.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr int kCrashes = 200;
+#else
+constexpr int kCrashes = 1000;
+#endif
+
 TEST_F(ProcessRunnerTest, AThousandChildCrashesInARow_NoGrowthOfDescriptorsOrMemory) {
-  constexpr int kCrashes = 1000;
-  auto dispatcher = start(1, kCrashes + 1);
+  auto dispatcher = start(1, 20 + kCrashes + 10);
   // Warm up: the first crashes allocate what stays (metric series, the crash count's entry).
   dispatcher->deliver(with_action("warm-up", "segfault", log_));
   ASSERT_TRUE(test_support::eventually([&] { return crashes("SIGSEGV") >= 20; }, 60s));
   const std::size_t descriptors = open_descriptors();
   const long resident = resident_kib();
-  ASSERT_TRUE(test_support::eventually([&] { return crashes("SIGSEGV") >= 20 + kCrashes; },
-                                       300s));
+  ASSERT_TRUE(test_support::eventually([&] { return crashes("SIGSEGV") >= 20 + kCrashes; }, 300s));
   EXPECT_EQ(open_descriptors(), descriptors) << "descriptors after " << kCrashes << " crashes";
   EXPECT_LT(resident_kib() - resident, 4 * 1024) << "KiB of memory grown over the crashes";
-  EXPECT_EQ(metrics_.plugin_restarts("w").Value(), crashes("SIGSEGV"));
-  EXPECT_TRUE(dispatcher->drain(std::chrono::steady_clock::now() + 0s) || true);
+  EXPECT_TRUE(test_support::eventually(
+      [&] { return metrics_.plugin_restarts("w").Value() == crashes("SIGSEGV"); }, 10s))
+      << "a restart for each crash";
+  dispatcher->request_stop();
+  EXPECT_TRUE(dispatcher->drain(std::chrono::steady_clock::now() + 20s));
   dispatcher.reset();
   EXPECT_EQ(metrics_.plugin_processes("w").Value(), 0);
 }
@@ -141,15 +149,18 @@ TEST_F(ProcessRunnerTest, AChildKilledBetweenMessages_BlamesNoMessage) {
   auto dispatcher = start(1, 3);
   dispatcher->deliver(FakeDelivery::make("first", log_));
   ASSERT_TRUE(log_.wait_for_count(1, 60s));
-  ASSERT_TRUE(test_support::eventually(
-      [&] { return metrics_.plugin_processes("w").Value() == 1; }, 10s));
-  // The child's pid: the only warren-worker child of this process.
+  ASSERT_TRUE(
+      test_support::eventually([&] { return metrics_.plugin_processes("w").Value() == 1; }, 10s));
+  // The child's pid: the only child of this process.
   pid_t child = -1;
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos)
+      continue;
     std::ifstream stat(entry.path() / "stat");
     std::string text((std::istreambuf_iterator<char>(stat)), {});
     const auto close = text.rfind(')');
-    if (close == std::string::npos || text.find("(warren-worker)") == std::string::npos)
+    if (close == std::string::npos)
       continue;
     std::istringstream rest(text.substr(close + 2));
     std::string state;

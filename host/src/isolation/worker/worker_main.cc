@@ -35,6 +35,8 @@ warren_str abi(const std::string& text) {
 // Dies with the host: a host killed with SIGKILL leaves no worker behind. If the host is
 // already gone (its pid is no longer our parent), exit now: the signal would never come.
 bool follow_the_host(pid_t host) {
+  // Started through /proc/self/fd/N, the process is named "N" in ps and top: name it.
+  ::prctl(PR_SET_NAME, "warren-worker");
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
     return false;
   return ::getppid() == host;
