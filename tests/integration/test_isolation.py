@@ -12,7 +12,8 @@ crashed call is in the record too) and acts on the message's x-test-action heade
 
 import os
 import signal
-import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Dict, List, Optional
 
@@ -143,6 +144,9 @@ def test_Isolation_OneMessageKillsItsProcess_HostStaysUpCulpritDeadLetteredOther
     assert host.terminate() == 0, host.describe()
 
 
+@pytest.mark.skipif("address" in os.environ.get("WARREN_SANITIZE", ""),
+                    reason="a data limit breaks ASan's own mappings: the child cannot start "
+                           "(tests/unit/isolation skips its oom test there too)")
 def test_Isolation_AHandlerThatAllocatesWithoutLimit_IsOomAndDeadLettered(
         broker, created, warren, record_file, tmp_path):
     setup = Isolated(created, tmp_path, "iso-hog", record_file, processes=1,
@@ -222,8 +226,6 @@ def test_Isolation_APluginThatCrashesInInit_IsACrashLoopOnReadyzAndLosesNothing(
         return value(setup.series(), "warren_plugin_crashloop", worker="w") == 1
     wait_until(crash_looping, timeout=60, interval=0.2, ignore=(OSError,),
                what=lambda: "warren_plugin_crashloop{worker=w} 1")
-    import urllib.request
-    import urllib.error
     with pytest.raises(urllib.error.HTTPError) as readyz:
         urllib.request.urlopen(f"http://{setup.metrics}/readyz", timeout=5)
     assert readyz.value.code == 503
