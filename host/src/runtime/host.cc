@@ -6,6 +6,7 @@
 #include <map>
 
 #include "observability/log.h"
+#include "plugin/file_trust.h"
 #include "plugin/plugin_content.h"
 #include "runtime/host_worker.h"
 #include "runtime/worker_binary.h"
@@ -55,6 +56,10 @@ void Host::make_process_runner(Worker& worker, const std::filesystem::path& plug
   const std::filesystem::path file = plugin_dir / plugin::plugin_file_name(spec.plugin);
   worker.process_plugin.file = file;
   worker.process_plugin.name = spec.plugin;
+  // The checks the host's loader makes before it opens a file (ownership, permissions, inside
+  // the plugin directory), made here once so that a refused file stops the start as it does for
+  // isolation = "thread"; the child loads it (and checks it again) without the host opening it.
+  plugin::check_trusted_plugin_file(plugin_dir, file);
   worker.process_plugin.content_hash = plugin::read_plugin_content(file).hash;  // or refused
   if (!worker_binary_) {
     try {
