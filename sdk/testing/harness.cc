@@ -112,7 +112,7 @@ struct Harness::State final : host_abi::WorkerServices {
   std::atomic<bool> stop_requested{false};
   std::atomic<std::size_t> live_scopes{0};
 
-  // load_isolated(): the child's limits and crash count; what it loaded, for descriptor().
+  // load_isolated(): the child's limits and max_crashes; what it loaded, for descriptor().
   IsolationOptions isolation;
   std::string plugin_name;
   std::string plugin_version;

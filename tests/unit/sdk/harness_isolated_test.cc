@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -55,6 +56,15 @@ TEST_F(HarnessIsolated, SegfaultOnAMessage_DeliverReportsTheCrash_AndTheNextGets
 TEST_F(HarnessIsolated, AbortOnAMessage_IsNamedSigabrt) {
   Harness harness = scripted();
   EXPECT_EQ(harness.deliver(message("x", "abort")).crash, "SIGABRT");
+}
+
+TEST_F(HarnessIsolated, HandlerPastHardTimeout_IsKilledAndNamedTimeout) {
+  warren::testing::IsolationOptions options;
+  options.hard_timeout = std::chrono::milliseconds(200);
+  Harness harness = Harness::load_isolated(WARREN_SCRIPTED_PLUGIN_PATH, {}, "orders", options);
+
+  EXPECT_EQ(harness.deliver(message("x", "spin")).crash, "timeout");
+  EXPECT_EQ(harness.deliver(message("y", "ack")).kind, Result::Kind::ack);
 }
 
 TEST_F(HarnessIsolated, SegfaultEveryTime_IsDeadLetteredAfterMaxCrashesWithTheHostsReason) {
