@@ -64,7 +64,8 @@ set_target_properties(warren_host_abi PROPERTIES EXPORT_NAME host_abi)
 set_target_properties(warren_testing PROPERTIES EXPORT_NAME testing OUTPUT_NAME warren_testing)
 # The host's libraries the harness links (sdk/testing/CMakeLists.txt): exported only because a
 # static library's dependencies must be; their headers are not installed.
-set(warren_harness_host_libraries warren_config warren_transport warren_retry warren_plugin)
+set(warren_harness_host_libraries warren_config warren_transport warren_retry warren_plugin
+                                   warren_isolation)
 foreach(library IN LISTS warren_harness_host_libraries)
   string(REPLACE "warren_" "host_" export_name ${library})
   set_target_properties(${library} PROPERTIES EXPORT_NAME ${export_name})

@@ -16,14 +16,19 @@ target_include_directories(warren_test_support INTERFACE ${PROJECT_SOURCE_DIR}/t
 # integration tests labelled `tsan` load, tests/unit/transport the RabbitMQ conformance suite.
 add_custom_target(warren_tsan_targets)
 
-# warren_add_unit_test(NAME SOURCES a.cc b.cc LINK_LIBRARIES libs... [LABELS label...])
-# Tests are labelled `unit` plus LABELS. Every unit test runs in the default, asan and tsan
+# warren_add_unit_test(NAME SOURCES a.cc b.cc LINK_LIBRARIES libs... [LABELS label...]
+#                      [ENVIRONMENT VAR=value...])
+# Tests are labelled `unit` plus LABELS, and run with ENVIRONMENT (generator expressions work). Every unit test runs in the default, asan and tsan
 # presets; LABELS tsan is no longer needed for that (it stays harmless).
 function(warren_add_unit_test name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LINK_LIBRARIES;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "SOURCES;LINK_LIBRARIES;LABELS;ENVIRONMENT" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LINK_LIBRARIES} warren_test_support GTest::gtest GTest::gmock GTest::gtest_main)
-  gtest_discover_tests(${name} PROPERTIES LABELS unit DISCOVERY_TIMEOUT 120)
+  set(environment)
+  if(ARG_ENVIRONMENT)
+    set(environment ENVIRONMENT "${ARG_ENVIRONMENT}")
+  endif()
+  gtest_discover_tests(${name} PROPERTIES LABELS unit ${environment} DISCOVERY_TIMEOUT 120)
   if(ARG_LABELS)
     warren_label_discovered_tests(${name} unit ${ARG_LABELS})
   endif()

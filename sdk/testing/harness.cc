@@ -3,7 +3,8 @@
 // worker (settings, mutex-guarded records of logs, publishes and metrics, the configuration it
 // routes by); a Delivery is one handle() call (headers, scope, reported outcome) and lives on
 // deliver()'s stack. The host's config loader, in-process routing, retry decision and plugin
-// loader do the rest (harness_host.cc), so the harness cannot disagree with the host.
+// loader do the rest (host_config.cc, retry_run.cc), so the harness cannot disagree with the
+// host; with load_isolated(), its worker processes too (isolated_plugin.cc).
 #include "warren/testing/harness.h"
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include <variant>
 
 #include "host_config.h"
+#include "isolated_plugin.h"
 #include "plugin/plugin_library.h"
 #include "retry_run.h"
 #include "warren/detail/abi_sizes.h"
@@ -39,6 +41,18 @@ std::string describe(const warren_plugin_descriptor& descriptor) {
   if (descriptor.struct_size < detail::kDescriptorV1_0Size || descriptor.name == nullptr)
     return "plugin";
   return std::string("plugin '") + descriptor.name + "'";
+}
+
+// The plugin's name from its file's, lib<name>.so, as the host names plugins; throws
+// plugin::PluginLoadError (a std::runtime_error) for any other file name.
+std::string plugin_name_of(const std::filesystem::path& file) {
+  const std::string file_name = file.filename().string();
+  if (!file_name.starts_with("lib") || !file_name.ends_with(".so") || file_name.size() <= 6) {
+    throw plugin::PluginLoadError(file,
+                                  "refused: the host loads a plugin only as lib<name>.so; "
+                                  "build it with warren_add_plugin(<name> ...)");
+  }
+  return file_name.substr(3, file_name.size() - 6);
 }
 
 }  // namespace
@@ -98,8 +112,15 @@ struct Harness::State final : host_abi::WorkerServices {
   std::atomic<bool> stop_requested{false};
   std::atomic<std::size_t> live_scopes{0};
 
-  // Last, so the handler is destroyed while everything it may use in its destructor lives.
+  // load_isolated(): the child's limits and max_crashes; what it loaded, for descriptor().
+  IsolationOptions isolation;
+  std::string plugin_name;
+  std::string plugin_version;
+
+  // Last, so the handler is destroyed while everything it may use in its destructor lives:
+  // in this process (instance) or in a worker process that logs here until it ends (isolated).
   std::unique_ptr<host_abi::PluginInstance> instance;
+  std::unique_ptr<IsolatedPlugin> isolated;
 
   void record_log(LogLevel level, std::string_view text, std::string message_id) noexcept {
     try {
@@ -299,18 +320,37 @@ Harness Harness::load(const std::string& plugin_file, Settings settings, std::st
   // As the host loads lib<plugin>.so from its plugin directory: the same checks, and the name
   // in WARREN_PLUGIN(...) must be the one in the file's name.
   const std::filesystem::path file = std::filesystem::absolute(plugin_file);
-  const std::string file_name = file.filename().string();
-  if (!file_name.starts_with("lib") || !file_name.ends_with(".so") || file_name.size() <= 6) {
-    throw plugin::PluginLoadError(file,
-                                  "refused: the host loads a plugin only as lib<name>.so; "
-                                  "build it with warren_add_plugin(<name> ...)");
-  }
-  const std::string name = file_name.substr(3, file_name.size() - 6);
+  const std::string name = plugin_name_of(file);
   std::shared_ptr<plugin::PluginLibrary> library =
       plugin::PluginLibrary::load(file.parent_path(), name);
   const warren_plugin_descriptor& descriptor = library->descriptor();
   return Harness(std::move(library), descriptor, std::move(settings), std::move(worker_name));
 }
+
+Harness Harness::load_isolated(const std::string& plugin_file, Settings settings,
+                               std::string worker_name, IsolationOptions options) {
+  // As load(): the file must be named as the host names plugins (the child's loader checks the
+  // rest), and a plugin that fails to start is refused here, not at the first message.
+  plugin_name_of(std::filesystem::absolute(plugin_file));
+  auto state = std::make_unique<State>();
+  state->settings = std::move(settings);
+  state->name = std::move(worker_name);
+  state->isolation = options;
+  try {
+    state->isolated = std::make_unique<IsolatedPlugin>(plugin_file, state->name, state->settings,
+                                                       options, *state);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error("plugin " + plugin_file + " failed to start worker '" + state->name +
+                             "' in a worker process: " + e.what());
+  }
+  state->plugin_name = state->isolated->plugin_name();
+  state->plugin_version = state->isolated->plugin_version();
+  state->descriptor.name = state->plugin_name.c_str();
+  state->descriptor.version = state->plugin_version.c_str();
+  return Harness(std::move(state));
+}
+
+Harness::Harness(std::unique_ptr<State> state) : state_(std::move(state)) {}
 
 Harness::Harness(std::shared_ptr<const void> library, const warren_plugin_descriptor& descriptor,
                  Settings settings, std::string worker_name)
@@ -354,7 +394,20 @@ std::pair<Result, host_abi::ReportedOutcome> Harness::deliver_reporting(
   abi_message.redelivered = message.redelivered ? 1 : 0;
 
   Delivery delivery(*state, message);
-  state->instance->handle(abi_message, delivery);
+  if (state->isolated) {
+    if (std::optional<std::string> death =
+            state->isolated->run(abi_message, message.headers, delivery)) {
+      // No outcome: the host runs the message again in a fresh process (dead-lettering it at
+      // max_crashes), in the words of its log.
+      Result crashed;
+      crashed.kind = Result::Kind::retry;
+      crashed.crash = std::move(*death);
+      crashed.reason = "its worker process died (" + crashed.crash + ") running this message";
+      return {std::move(crashed), host_abi::ReportedOutcome{}};
+    }
+  } else {
+    state->instance->handle(abi_message, delivery);
+  }
   delivery.settle();
   Result result = delivery.result();
   return {std::move(result), delivery.outcome()};
@@ -394,11 +447,29 @@ SettledMessage Harness::deliver_until_settled(const TestMessage& first,
 SettledMessage Harness::deliver_until_settled(const TestMessage& first, const RetryPolicy& policy,
                                               std::uint32_t max_deliveries) {
   RetryRun run(policy, state_->name, first);
+  const int max_crashes = state_->isolated ? this->max_crashes() : 0;
   for (;;) {
     auto [result, outcome] = deliver_reporting(run.message());
-    if (run.settle(std::move(result), outcome, state_->stop_requested.load(), max_deliveries))
+    const bool settled =
+        result.crash.empty()
+            ? run.settle(std::move(result), outcome, state_->stop_requested.load(), max_deliveries)
+            : run.crashed(std::move(result), max_crashes, max_deliveries);
+    if (settled)
       return run.take();
   }
+}
+
+int Harness::max_crashes() const {
+  std::shared_ptr<const HostConfig> config;
+  {
+    const std::lock_guard lock(state_->mutex);
+    config = state_->config;
+  }
+  if (config) {
+    if (const std::optional<int> configured = config->max_crashes(state_->name))
+      return *configured;
+  }
+  return state_->isolation.max_crashes;
 }
 
 std::vector<PublishedMessage> Harness::published() const {
@@ -527,7 +598,9 @@ std::ostream& operator<<(std::ostream& out, SettledMessage::Disposition disposit
 std::ostream& operator<<(std::ostream& out, const SettledMessage& settled) {
   for (const SettledMessage::Attempt& attempt : settled.attempts) {
     out << "attempt " << attempt.number << ": " << attempt.result;
-    if (attempt.run_again_now)
+    if (attempt.run_again_now && !attempt.result.crash.empty())
+      out << ", run again in a fresh worker process";
+    else if (attempt.run_again_now)
       out << ", run again at once";
     else if (attempt.delay)
       out << ", next in " << attempt.delay->count() << " ms";
@@ -546,6 +619,8 @@ std::ostream& operator<<(std::ostream& out, Result::Kind kind) {
 }
 
 std::ostream& operator<<(std::ostream& out, const Result& result) {
+  if (!result.crash.empty())
+    return out << "crashed: " << result.crash;
   out << result.kind;
   if (result.delay)
     out << " after " << result.delay->count() << " ms";

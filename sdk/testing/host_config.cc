@@ -51,6 +51,12 @@ RetryPolicy HostConfig::retry_policy(std::string_view worker) const {
                          "); name the harness's worker after one of them");
 }
 
+std::optional<int> HostConfig::max_crashes(std::string_view worker) const {
+  if (const config::WorkerConfig* found = config_.find_worker(worker))
+    return found->max_crashes;
+  return std::nullopt;
+}
+
 config::RetryPolicy to_host(const RetryPolicy& policy) {
   config::RetryPolicy host;
   host.max_attempts = policy.max_attempts;

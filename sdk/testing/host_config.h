@@ -3,6 +3,7 @@
 // transports, transport/routing.h) and the workers' retry policies. Internal to the harness.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -27,6 +28,8 @@ class HostConfig {
 
   // The retry policy of `worker`; throws std::logic_error naming the workers when it is absent.
   RetryPolicy retry_policy(std::string_view worker) const;
+  // The max_crashes of `worker`, or std::nullopt when the configuration has no such worker.
+  std::optional<int> max_crashes(std::string_view worker) const;
 
  private:
   explicit HostConfig(config::Config config);

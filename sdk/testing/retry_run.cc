@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <string>
 #include <utility>
 
 #include "host_config.h"
@@ -42,6 +43,13 @@ void add_retry_headers(TestMessage& message, const transport::Settlement& settle
   message.redelivered = false;  // a new copy, not a redelivery
 }
 
+// The dead-letter reason (x-warren-error) the host gives a message whose worker process died
+// max_crashes times (runtime/dispatcher.cc, dead_letter_child_crasher).
+std::string child_crash_reason(const std::string& death, int crashes) {
+  return "crash: " + death + ": its worker process died " + std::to_string(crashes) + " time" +
+         (crashes == 1 ? "" : "s") + " running this message";
+}
+
 }  // namespace
 
 RetryRun::RetryRun(const RetryPolicy& policy, std::string worker, const TestMessage& first)
@@ -52,6 +60,7 @@ RetryRun::RetryRun(const RetryPolicy& policy, std::string worker, const TestMess
 bool RetryRun::settle(Result result, const host_abi::ReportedOutcome& outcome, bool stop_requested,
                       std::uint32_t max_deliveries) {
   const std::uint32_t attempt = message_.attempt;
+  crashes_ = 0;  // it ran in the end: the host forgets its crashes
   // Jitter drawn as 0: the shortest delay the host would wait (jitter only stretches it).
   runtime::RetryDecision decision =
       runtime::decide(policy_, runtime::handler_result(outcome), attempt, 0.0);
@@ -100,6 +109,29 @@ bool RetryRun::settle(Result result, const host_abi::ReportedOutcome& outcome, b
     message_.attempt = next;  // the same message, run again in process
   else
     add_retry_headers(message_, settlement);
+  return false;
+}
+
+bool RetryRun::crashed(Result result, int max_crashes, std::uint32_t max_deliveries) {
+  ++crashes_;
+  SettledMessage::Attempt record;
+  record.number = message_.attempt;
+  const std::string death = result.crash;
+  record.result = std::move(result);
+  if (crashes_ >= max_crashes) {
+    settled_.attempts.push_back(std::move(record));
+    settled_.disposition = SettledMessage::Disposition::dead_lettered;
+    settled_.reason = child_crash_reason(death, crashes_);
+    return true;
+  }
+  record.run_again_now = true;  // in a fresh process, the same attempt
+  settled_.attempts.push_back(std::move(record));
+  if (settled_.attempts.size() >= std::max<std::uint32_t>(1, max_deliveries)) {
+    settled_.disposition = SettledMessage::Disposition::retrying;
+    settled_.next_attempt = message_.attempt;
+    settled_.next_delay = std::chrono::milliseconds(0);
+    return true;
+  }
   return false;
 }
 

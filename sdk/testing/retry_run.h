@@ -26,6 +26,11 @@ class RetryRun {
   bool settle(Result result, const host_abi::ReportedOutcome& outcome, bool stop_requested,
               std::uint32_t max_deliveries);
 
+  // Records a death of the worker process running the message (Result::crash): no attempt, so
+  // the same message runs again, unless this was its max_crashes-th death (dead-lettered with
+  // the host's reason) or `max_deliveries` runs happened. True when it stops there.
+  bool crashed(Result result, int max_crashes, std::uint32_t max_deliveries);
+
   SettledMessage take() { return std::move(settled_); }
 
  private:
@@ -33,6 +38,7 @@ class RetryRun {
   std::string worker_;
   TestMessage message_;
   SettledMessage settled_;
+  int crashes_ = 0;
 };
 
 }  // namespace warren::testing

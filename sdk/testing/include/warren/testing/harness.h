@@ -17,10 +17,12 @@
 // warren.toml (with the host's loader), and publishes are then routed through them (an
 // unroutable one fails as in production); deliver_until_settled() runs a message through the
 // worker's retry policy; load() takes the plugin from its built .so through WARREN_PLUGIN's
-// descriptor, with the host loader's checks.
+// descriptor, with the host loader's checks; load_isolated() runs it in a `warren-worker` child
+// process as isolation = "process" does, so a test sees what a crash of the handler costs.
 //
 // Thread-safety: deliver() may run on several threads at once on one Harness (the real host runs
-// handle() concurrently on one instance); the inspection methods return snapshots.
+// handle() concurrently on one instance; an isolated harness runs one message at a time, as one
+// worker process does); the inspection methods return snapshots.
 // Standard library only, like the SDK.
 #pragma once
 
@@ -84,11 +86,17 @@ struct Result {
   Error error = Error::none;
   // When the handler threw a std::exception: its demangled type, e.g. "warren::PermanentError".
   std::string exception_type;
+  // Harness::load_isolated() only: the handler's worker process died running the message, and
+  // this is how the host names its death: "SIGSEGV", "SIGABRT", "oom", "timeout", ... (empty when
+  // it did not). The message then has no outcome: kind is retry, since the host runs it again in
+  // a fresh process (dead-lettering it at max_crashes: deliver_until_settled()).
+  std::string crash;
 };
 
 std::string_view to_string(Result::Kind kind) noexcept;
 std::string_view to_string(Result::Error error) noexcept;
-// Readable in test failures: "dead_letter (threw warren::PermanentError: bad json)".
+// Readable in test failures: "dead_letter (threw warren::PermanentError: bad json)",
+// "crashed: SIGSEGV".
 std::ostream& operator<<(std::ostream& out, Result::Kind kind);
 std::ostream& operator<<(std::ostream& out, const Result& result);
 
@@ -143,6 +151,18 @@ std::string_view to_string(SettledMessage::Disposition disposition) noexcept;
 std::ostream& operator<<(std::ostream& out, SettledMessage::Disposition disposition);
 // Readable in test failures: every attempt's result, then the disposition.
 std::ostream& operator<<(std::ostream& out, const SettledMessage& settled);
+
+// How Harness::load_isolated() runs the plugin's worker process: the keys of a worker with
+// isolation = "process" (docs/configuration.md), with the host's defaults.
+struct IsolationOptions {
+  std::chrono::milliseconds soft_timeout{0};  // then Context::stop_requested(); 0: never
+  std::chrono::milliseconds hard_timeout{0};  // then the process is killed, "timeout"; 0: never
+  std::uint64_t memory_max = 0;               // bytes; past it the process dies, "oom"; 0: none
+  std::chrono::milliseconds startup_timeout{std::chrono::seconds(10)};  // plugin loaded, init run
+  // deliver_until_settled() dead-letters a message whose process died this many times running it
+  // (with use_config(), the configuration's max_crashes of this harness's worker wins).
+  int max_crashes = 3;
+};
 
 // The SDK's LogLevel (warren/log_level.h); handlers log info, warn and error.
 using LogLevel = ::warren::LogLevel;
@@ -203,6 +223,18 @@ class Harness {
   static Harness load(const std::string& plugin_file, Settings settings = {},
                       std::string worker_name = "test-worker");
 
+  // Loads the plugin as load() does, but in a `warren-worker` child process, as the host runs a
+  // worker with isolation = "process": every deliver() hands the message to the child, whose
+  // logs, metrics and publishes reach this harness as an in-process handler's do. A child that
+  // dies running a message is named in Result::crash, and the next deliver() starts a fresh one
+  // at once (the host waits a restart delay first). The plugin is never loaded in this process.
+  // warren-worker is the file $WARREN_WORKER_BINARY names, else the installed one
+  // (<prefix>/lib/warren/warren-worker). Throws std::runtime_error when it cannot be found, or
+  // when the child does not start: the loader's reason, init's, or its death ("SIGSEGV").
+  static Harness load_isolated(const std::string& plugin_file, Settings settings = {},
+                               std::string worker_name = "test-worker",
+                               IsolationOptions options = {});
+
   // Drives a descriptor obtained elsewhere, e.g. from a plugin .so's warren_plugin_entry(), of
   // this ABI or an older minor (an ABI 1.0 plugin runs as it does in the host). Throws
   // std::runtime_error when the host would refuse the descriptor (host_abi/descriptor_check.h)
@@ -238,7 +270,10 @@ class Harness {
   // message's attempt and, after a broker-delayed retry, the x-warren-* retry headers the host
   // adds), with the host's own decision after each attempt and its delays (jitter drawn as 0: the
   // shortest delay the host would wait). Stops acked, dead-lettered, or retrying once
-  // `max_deliveries` attempts ran. Throws as deliver() does.
+  // `max_deliveries` attempts ran. Throws as deliver() does. With load_isolated(), a death of the
+  // worker process is no attempt: the message runs again, same attempt number, in a fresh one,
+  // and is dead-lettered when it has died max_crashes times (the host's reason: "crash: SIGSEGV:
+  // its worker process died 3 times running this message"); each death is in `attempts`.
   SettledMessage deliver_until_settled(const TestMessage& first, const RetryPolicy& policy,
                                        std::uint32_t max_deliveries = 100);
   // The same under retry_policy(), the configuration's policy for this worker.
@@ -263,11 +298,17 @@ class Harness {
   // Scopes attached by the handler and not yet destroyed (0 between deliveries).
   std::size_t live_scopes() const noexcept;
 
+  // With load_isolated() the plugin lives in the child: only name and version are set (from
+  // the child's greeting), and struct_size is 0.
   const warren_plugin_descriptor& descriptor() const noexcept;
 
   struct State;  // the fake host's services and records (harness.cc)
 
  private:
+  // The crashes that dead-letter a message (load_isolated()): the configuration's max_crashes of
+  // this worker, else IsolationOptions::max_crashes.
+  int max_crashes() const;
+  explicit Harness(std::unique_ptr<State> state);
   // deliver(), also returning the outcome as the plugin reported it (the retry decision's input).
   std::pair<Result, host_abi::ReportedOutcome> deliver_reporting(const TestMessage& message);
   // `library` keeps the plugin's .so loaded while its descriptor and instance are in use.
