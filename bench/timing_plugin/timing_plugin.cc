@@ -9,14 +9,22 @@
 // queue is done): if `expect` is not reached, the report is written when the plugin is unloaded,
 // with the time of this process's last message and its CPU then (sampled at most once a
 // millisecond, so that the clock costs next to nothing per message).
+//
+// shared_tally = true (isolation = "process": one instance in each child): the instances count
+// together (shared_tally.h) and the report is the whole worker's, "first_ns last_ns host_cpu_ns
+// maxrss_kb children_cpu_ns children": the host's CPU in the third column, as in-process, the
+// children's in a fifth, how many children handled messages in a sixth (maxrss_kb is the
+// reporting child's).
 #include <atomic>
 #include <cstdio>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
 #include <warren/sdk.h>
 
 #include "process_clock.h"
+#include "timing_plugin/shared_tally.h"
 
 namespace {
 
@@ -33,6 +41,8 @@ class Timing final : public warren::Handler {
       throw std::runtime_error(std::string(BENCH_TIMING_PLUGIN_NAME) +
                                " needs the settings expect and report_file");
     }
+    if (ctx.setting("shared_tally").value_or("false") == "true")
+      tally_ = std::make_unique<bench::SharedTally>(report_file_ + ".tally");
   }
 
   ~Timing() override {
@@ -41,6 +51,8 @@ class Timing final : public warren::Handler {
   }
 
   warren::Outcome handle(const warren::Message&, warren::Context&) override {
+    if (tally_)
+      return handle_in_tally();
     if (!started_.exchange(true)) {
       first_cpu_ = cpu_ns();
       first_ns_ = now_ns();
@@ -60,6 +72,23 @@ class Timing final : public warren::Handler {
   }
 
  private:
+  warren::Outcome handle_in_tally() {
+    if (!started_.exchange(true))
+      tally_->first_message();
+    if (tally_->count_reaches(expect_)) {
+      const std::int64_t last_ns = now_ns();
+      const auto totals = tally_->totals();
+      if (std::FILE* out = std::fopen(report_file_.c_str(), "w")) {
+        std::fprintf(out, "%lld %lld %lld %ld %lld %d\n", static_cast<long long>(totals.first_ns),
+                     static_cast<long long>(last_ns), static_cast<long long>(totals.host_cpu_ns),
+                     bench::max_rss_kb(), static_cast<long long>(totals.children_cpu_ns),
+                     totals.children);
+        std::fclose(out);
+      }
+    }
+    return warren::Outcome::ack();
+  }
+
   void report(std::int64_t last_ns, std::int64_t last_cpu) const {
     if (std::FILE* out = std::fopen(report_file_.c_str(), "w")) {
       std::fprintf(out, "%lld %lld %lld %ld\n", static_cast<long long>(first_ns_.load()),
@@ -79,6 +108,7 @@ class Timing final : public warren::Handler {
   std::atomic<std::int64_t> last_ns_{0};
   std::atomic<std::int64_t> last_cpu_{0};
   std::atomic<std::int64_t> last_cpu_at_{0};
+  std::unique_ptr<bench::SharedTally> tally_;
 };
 
 }  // namespace
