@@ -3,10 +3,11 @@
 Host i (1-based) gets a route "hI-nJ" of the proxy to each node J, and `hosts = [...]` listing
 them own node first (host i's own node is node ((i - 1) mod nodes) + 1, the others in turn
 after it), so a fault can hit one host's link to one node. Every host runs the `scripted` test
-plugin on the one quorum queue (4 handler threads, 50 ms a message: 240 messages a second for the
+plugin on the one quorum queue (4 handlers, 50 ms a message: 240 messages a second for the
 fleet, so that every host has messages in flight when a fault comes), recording each handler call
 with its time in a record file of its own; its dead letters go to a dead-letter queue the account
-drains.
+drains. The 4 handlers are threads of the host (isolation "thread") or, with isolation "process",
+4 warren-worker children of it (docs/operations.md, "Process isolation").
 """
 
 from pathlib import Path
@@ -26,6 +27,8 @@ QUEUE = "chaos.q"
 DEAD_LETTERS = "chaos.dead"
 DEAD_LETTER_QUEUE = "chaos.dead.q"
 HEARTBEAT = "5s"
+HANDLERS = 4  # per host: threads (concurrency) or worker processes (processes)
+ISOLATIONS = ("thread", "process")
 
 
 class Host:
@@ -53,10 +56,15 @@ class Host:
     def config(self) -> str:
         ports = [self.fleet.proxy.route(route).port for route in self.routes]
         worker = scripted_worker("chaos", QUEUE, self.record_file, record_time=True,
-                                 prefetch=self.fleet.prefetch, concurrency=4, sleep_ms=50,
-                                 dead_letter_queue=DEAD_LETTER_QUEUE,
+                                 prefetch=self.fleet.prefetch, concurrency=HANDLERS,
+                                 sleep_ms=50, dead_letter_queue=DEAD_LETTER_QUEUE,
                                  **self.fleet.worker_keys.get(self.name, {}))
         worker.pop("allow_message_loss", None)  # the queue has a dead-letter exchange
+        if self.fleet.isolation == "process":
+            # The config refuses concurrency with process isolation: a child runs one message
+            # at a time, so as many children as there were threads.
+            del worker["concurrency"]
+            worker.update({"isolation": "process", "processes": HANDLERS})
         worker["settings"].update(self.fleet.worker_settings.get(self.name, {}))
         text = warren_config(
             host={"name": f"chaos-{self.name}", "shutdown_timeout": "20s"},
@@ -81,8 +89,12 @@ class Host:
 class Fleet:
     """The proxy, the hosts and the topology of one scenario."""
 
-    def __init__(self, nodes: Nodes, workdir: Path, hosts: int = 3, prefetch: int = 20):
+    def __init__(self, nodes: Nodes, workdir: Path, hosts: int = 3, prefetch: int = 20,
+                 isolation: str = "thread"):
+        if isolation not in ISOLATIONS:
+            raise ValueError(f"isolation must be one of {ISOLATIONS}, not {isolation!r}")
         self.nodes = nodes
+        self.isolation = isolation                   # where the handlers run: ISOLATIONS
         self.workdir = workdir
         self.prefetch = prefetch
         self.proxy = FaultProxy()

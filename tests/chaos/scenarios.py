@@ -303,9 +303,10 @@ SCENARIOS = [
 
 # -- the driver -----------------------------------------------------------------------------------
 def run(scenario: Scenario, nodes: Nodes, pace: Pace, workdir: Path,
-        last: bool = False) -> Account:
+        last: bool = False, isolation: str = "thread") -> Account:
+    """ISOLATION: where the hosts run their handlers (fleet.ISOLATIONS)."""
     workdir.mkdir(parents=True, exist_ok=True)
-    fleet = Fleet(nodes, workdir)
+    fleet = Fleet(nodes, workdir, isolation=isolation)
     scene = Scene(scenario.name, nodes, fleet, pace, last=last)
     try:
         _clear_queues(nodes)
