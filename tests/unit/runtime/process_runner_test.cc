@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "../isolation/children_die_of_signals.h"
 #include "eventually.h"
 #include "fake_delivery.h"
 #include "isolation/worker_spawn.h"
@@ -26,16 +27,6 @@ namespace {
 using namespace std::chrono_literals;
 using testing_support::FakeDelivery;
 using testing_support::SettlementLog;
-
-// Sanitizer builds catch SIGSEGV in every process: the children must die of it, as in
-// production (inherited through the environment).
-void let_children_die_of_signals() {
-  for (const char* variable : {"ASAN_OPTIONS", "TSAN_OPTIONS"}) {
-    const char* current = std::getenv(variable);
-    std::string options = current != nullptr && *current != '\0' ? std::string(current) + ":" : "";
-    ::setenv(variable, (options + "handle_segv=0").c_str(), 1);
-  }
-}
 
 std::size_t open_descriptors() {
   std::size_t count = 0;
@@ -63,7 +54,7 @@ std::unique_ptr<FakeDelivery> with_action(const std::string& id, const std::stri
 
 class ProcessRunnerTest : public ::testing::Test {
  protected:
-  ProcessRunnerTest() : executable_((let_children_die_of_signals(), WARREN_WORKER_PATH)) {}
+  ProcessRunnerTest() : executable_((isolation::let_children_die_of_signals(), WARREN_WORKER_PATH)) {}
 
   // A runner of worker "w" with `processes` children, restarting them at once (no delay).
   std::unique_ptr<Dispatcher> start(int processes, int max_crashes,
