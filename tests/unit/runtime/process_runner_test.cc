@@ -54,7 +54,8 @@ std::unique_ptr<FakeDelivery> with_action(const std::string& id, const std::stri
 
 class ProcessRunnerTest : public ::testing::Test {
  protected:
-  ProcessRunnerTest() : executable_((isolation::let_children_die_of_signals(), WARREN_WORKER_PATH)) {}
+  ProcessRunnerTest()
+      : executable_((isolation::let_children_die_of_signals(), WARREN_WORKER_PATH)) {}
 
   // A runner of worker "w" with `processes` children, restarting them at once (no delay).
   std::unique_ptr<Dispatcher> start(int processes, int max_crashes,
