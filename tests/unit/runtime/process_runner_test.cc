@@ -10,8 +10,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "../isolation/children_die_of_signals.h"
@@ -58,8 +60,10 @@ class ProcessRunnerTest : public ::testing::Test {
       : executable_((isolation::let_children_die_of_signals(), WARREN_WORKER_PATH)) {}
 
   // A runner of worker "w" with `processes` children, restarting them at once (no delay).
+  // `on_crash_loop`: the runner's hook, set before its threads start.
   std::unique_ptr<Dispatcher> start(int processes, int max_crashes,
-                                    std::map<std::string, std::string> settings = {}) {
+                                    std::map<std::string, std::string> settings = {},
+                                    std::function<void(const std::string&)> on_crash_loop = {}) {
     ProcessRunnerOptions options;
     options.worker = "w";
     options.process.worker = "w";
@@ -69,6 +73,8 @@ class ProcessRunnerTest : public ::testing::Test {
     options.restarts.first = 0ms;
     options.restarts.max = 0ms;
     runner_ = std::make_unique<ProcessRunner>(executable_, options, worker_, metrics_);
+    if (on_crash_loop)
+      runner_->set_on_crash_loop(std::move(on_crash_loop));
     DispatcherOptions dispatch;
     dispatch.worker = "w";
     dispatch.queue = "q";
@@ -172,9 +178,9 @@ TEST_F(ProcessRunnerTest, AChildKilledBetweenMessages_BlamesNoMessage) {
 }
 
 TEST_F(ProcessRunnerTest, APluginWhoseInitCrashes_IsACrashLoopThatGivesEveryMessageBack) {
-  std::string why;
-  auto dispatcher = start(1, 3, {{"init_action", "segfault"}});
-  runner_->set_on_crash_loop([&](const std::string& reason) { why = reason; });
+  std::atomic<int> loops{0};
+  auto dispatcher =
+      start(1, 3, {{"init_action", "segfault"}}, [&](const std::string&) { ++loops; });
   for (int i = 0; i < 3; ++i)
     dispatcher->deliver(FakeDelivery::make("held-" + std::to_string(i), log_));
   ASSERT_TRUE(log_.wait_for_count(3, 60s));
@@ -183,6 +189,7 @@ TEST_F(ProcessRunnerTest, APluginWhoseInitCrashes_IsACrashLoopThatGivesEveryMess
   EXPECT_TRUE(runner_->crash_looping());
   EXPECT_THAT(runner_->crash_loop_reason(), ::testing::HasSubstr("crash loop"));
   EXPECT_EQ(metrics_.plugin_crashloop("w").Value(), 1);
+  EXPECT_EQ(loops.load(), 1) << "the host is told once";
   EXPECT_EQ(crashes("SIGSEGV"), 5);
   EXPECT_TRUE(dispatcher->drain(std::chrono::steady_clock::now() + 20s));
 }
