@@ -70,7 +70,11 @@ class Isolated:
 
     def start(self, warren, *, ready: bool = True):
         self.declare()
-        host = warren(self.config, **warren_options())
+        # Under ASan, its SEGV handler would report the plugin's fault in the child and exit 1:
+        # the children (which inherit the host's environment) must die of the signal, as a
+        # release build does.
+        asan = ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"), "handle_segv=0"]))
+        host = warren(self.config, **warren_options(env_overrides={"ASAN_OPTIONS": asan}))
         if ready:
             host.wait_ready(timeout=30)
         return host

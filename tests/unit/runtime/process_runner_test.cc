@@ -98,10 +98,14 @@ class ProcessRunnerTest : public ::testing::Test {
 
 // About 40 ms a crash here (spawn, load the plugin, die); sanitizer builds are twenty times
 // slower (TSan: 150 s for 200), so they count fewer.
+// Their allocators also hold freed memory back (ASan's quarantine grew the resident size by 6 MiB
+// over 40 crashes), so only the descriptors are counted there.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr int kCrashes = 40;
+constexpr bool kCountMemory = false;
 #else
 constexpr int kCrashes = 1000;
+constexpr bool kCountMemory = true;
 #endif
 
 TEST_F(ProcessRunnerTest, AThousandChildCrashesInARow_NoGrowthOfDescriptorsOrMemory) {
@@ -113,7 +117,9 @@ TEST_F(ProcessRunnerTest, AThousandChildCrashesInARow_NoGrowthOfDescriptorsOrMem
   const long resident = resident_kib();
   ASSERT_TRUE(test_support::eventually([&] { return crashes("SIGSEGV") >= 20 + kCrashes; }, 300s));
   EXPECT_EQ(open_descriptors(), descriptors) << "descriptors after " << kCrashes << " crashes";
-  EXPECT_LT(resident_kib() - resident, 4 * 1024) << "KiB of memory grown over the crashes";
+  if (kCountMemory) {
+    EXPECT_LT(resident_kib() - resident, 4 * 1024) << "KiB of memory grown over the crashes";
+  }
   EXPECT_TRUE(test_support::eventually(
       [&] { return metrics_.plugin_restarts("w").Value() == crashes("SIGSEGV"); }, 10s))
       << "a restart for each crash";
