@@ -8,12 +8,14 @@
 // child.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "isolation/worker_process.h"
 #include "plugin/handler_instance.h"
+#include "plugin/held_plugin_file.h"
 #include "process_clock.h"
 
 namespace {
@@ -101,9 +103,12 @@ int main(int argc, char** argv) {
   const Side thread = time_side(messages, [&] { in_process.handle(view, services); });
 
   isolation::HeldExecutable executable(argv[1]);
+  const std::filesystem::path plugin_file = std::filesystem::absolute(argv[2]);
+  const plugin::HeldPluginFile held(plugin_file.parent_path(), plugin_file);
   isolation::WorkerProcessOptions options;
   options.worker = "bench";
-  options.plugin_path = argv[2];
+  options.plugin_path = plugin_file.string();
+  options.plugin_fd = held.fd();
   isolation::WorkerProcess child(executable, options, worker);
   child.start();
   const Side process = time_side(messages, [&] {

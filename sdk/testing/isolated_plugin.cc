@@ -22,13 +22,20 @@ bool is_executable(const std::filesystem::path& file) {
   return std::filesystem::is_regular_file(file, error) && ::access(file.c_str(), X_OK) == 0;
 }
 
-isolation::WorkerProcessOptions process_options(const std::string& plugin_file,
+// The plugin file checked (its own directory standing for the plugin directory) and read once.
+plugin::HeldPluginFile held(const std::string& plugin_file) {
+  const std::filesystem::path file = std::filesystem::absolute(plugin_file);
+  return plugin::HeldPluginFile(file.parent_path(), file);
+}
+
+isolation::WorkerProcessOptions process_options(const plugin::HeldPluginFile& plugin,
                                                 const std::string& worker_name,
                                                 const Settings& settings,
                                                 const IsolationOptions& options) {
   isolation::WorkerProcessOptions process;
   process.worker = worker_name;
-  process.plugin_path = std::filesystem::absolute(plugin_file).string();
+  process.plugin_path = plugin.file().string();
+  process.plugin_fd = plugin.fd();
   process.settings = settings;
   process.log_level = kEveryLevel;
   process.startup_timeout = options.startup_timeout;
@@ -69,8 +76,8 @@ IsolatedPlugin::IsolatedPlugin(const std::string& plugin_file, const std::string
                                const Settings& settings, const IsolationOptions& options,
                                host_abi::WorkerServices& services)
     : executable_(find_worker_binary()),
-      process_(executable_, process_options(plugin_file, worker_name, settings, options),
-               services) {
+      plugin_(held(plugin_file)),
+      process_(executable_, process_options(plugin_, worker_name, settings, options), services) {
   process_.start();
   plugin_name_ = process_.hello().plugin_name;
   plugin_version_ = process_.hello().plugin_version;

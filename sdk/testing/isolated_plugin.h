@@ -12,6 +12,7 @@
 
 #include "isolation/worker_process.h"
 #include "isolation/worker_spawn.h"
+#include "plugin/held_plugin_file.h"
 #include "warren/testing/harness.h"
 
 namespace warren::testing {
@@ -45,6 +46,7 @@ class IsolatedPlugin {
 
  private:
   isolation::HeldExecutable executable_;  // before process_, which uses it
+  plugin::HeldPluginFile plugin_;         // what every child loads, as the host's do
   std::mutex mutex_;                      // one message at a time, as one worker process
   isolation::WorkerProcess process_;
   std::string plugin_name_;

@@ -23,6 +23,7 @@ from testkit_cleanup import created  # noqa: F401,F811 (a fixture)
 from testkit_config import (apply_topology, quorum_queue, scripted_worker, warren_config,
                             warren_options)
 from testkit_metrics import scrape, total, value
+from testkit_warren import children_of
 from warren_testkit import free_port, wait_until
 
 MAX_CRASHES = 3
@@ -86,23 +87,6 @@ class Isolated:
 
     def series(self):
         return scrape(self.metrics)
-
-
-def children_of(pid: int) -> List[int]:
-    """The warren-worker children of PID (from /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            comm = (entry / "comm").read_text().strip()
-        except OSError:
-            continue
-        parent = int(stat.rsplit(")", 1)[1].split()[1])
-        if parent == pid and comm.startswith("warren-worker"):
-            found.append(int(entry.name))
-    return found
 
 
 def wait_all_handled(broker, setup: Isolated, record_file, good: List[str], dead: int,

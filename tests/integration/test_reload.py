@@ -10,7 +10,6 @@ used on the next reconnect (slow); added topology is declared, removed topology 
 Each test runs its own `warren run` with queues of unique names (deleted afterwards)."""
 
 import re
-import shutil
 import signal
 import threading
 from pathlib import Path
@@ -23,6 +22,7 @@ from testkit_cleanup import created  # noqa: F401,F811 (a fixture)
 from testkit_config import (classic_queue, fixture_plugin_dir, scripted_worker, warren_config,
                             warren_options)
 from testkit_metrics import scrape, value
+from testkit_plugin_files import Versions, install_plugin, versioned_worker
 from testkit_traffic import Tally, publish_bulk
 from testkit_transport import broker_user
 from testkit_config import cli_environment
@@ -67,40 +67,6 @@ def reload_and_wait(process, pattern: str = APPLIED, timeout: float = 60) -> Non
 
 def reloads(endpoint: str, result: str) -> float:
     return value(scrape(endpoint), "warren_config_reloads_total", result=result) or 0.0
-
-
-class Versions:
-    """The versioned plugin's record file: worker \\t message_id \\t version per call."""
-
-    def __init__(self, path: Path):
-        self.path = path
-
-    def rows(self) -> List[List[str]]:
-        if not self.path.exists():
-            return []
-        return [line.split("\t") for line in self.path.read_text().splitlines() if line]
-
-    def ids(self) -> List[str]:
-        return [row[1] for row in self.rows()]
-
-    def version_of(self) -> Dict[str, str]:
-        return {row[1]: row[2] for row in self.rows()}
-
-
-def install_plugin(version: str, plugin_dir: Path) -> None:
-    """Puts versioned_<VERSION>/libversioned.so in PLUGIN_DIR as a deploy does: a new file renamed
-    over the old one (never written in place under a running host)."""
-    source = Path(fixture_plugin_dir()) / f"versioned_{version}" / "libversioned.so"
-    staged = plugin_dir / ".libversioned.so.new"
-    shutil.copyfile(source, staged)
-    staged.chmod(0o755)
-    staged.replace(plugin_dir / "libversioned.so")
-
-
-def versioned_worker(name: str, queue: str, record: Path, **settings: str) -> Dict[str, object]:
-    return {"name": name, "plugin": "versioned", "queue": queue, "prefetch": 10,
-            "allow_message_loss": True,
-            "settings": {"record_file": str(record), **settings}}
 
 
 class Load:

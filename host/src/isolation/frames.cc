@@ -139,6 +139,7 @@ struct Encoder {
       out.bytes(value);
     }
     out.u8(static_cast<std::uint8_t>(f.log_level));
+    out.bytes(f.plugin_name);
   }
   void operator()(const Hello& f) const {
     out.u32(f.protocol);
@@ -224,6 +225,7 @@ Start read_frame<Start>(FrameReader& in) {
     f.settings[std::move(key)] = in.bytes("setting value");
   }
   f.log_level = read_log_level(in);
+  f.plugin_name = in.bytes("plugin name");
   return f;
 }
 

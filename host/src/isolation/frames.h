@@ -6,7 +6,7 @@
 // host answers them with its real ones, so a handler meets the same services in either mode.
 //
 //   host                                   child (warren-worker)
-//   Start (worker, plugin fd, settings) ─►
+//   Start (worker, plugin, settings) ───►
 //                                       ◄─ Hello (protocol, ABI, plugin name and version)
 //                                       ◄─ Ready | InitFailed (reason)
 //   Deliver (sequence, message) ────────►
@@ -35,16 +35,20 @@
 namespace warren::isolation {
 
 // Both sides are one build; a different number means a worker binary from another package.
-inline constexpr std::uint32_t kProtocolVersion = 1;
+inline constexpr std::uint32_t kProtocolVersion = 2;
 
 struct Start {
   std::uint32_t protocol = kProtocolVersion;
   std::string worker;
-  // The plugin as the child opens it: /proc/self/fd/N of a descriptor the host holds open, so
-  // that an upgrade on disk between host start and child start cannot mix versions.
+  // The plugin's file on disk, for messages: the child loads the bytes the host read from it,
+  // which it finds at descriptor kChildPluginFd (worker_spawn.h), so that an upgrade on disk
+  // between host start and child start cannot mix versions.
   std::string plugin_path;
   std::map<std::string, std::string> settings;
   LogLevel log_level = LogLevel::info;
+  // The name the plugin must declare (the config's `plugin`), as in isolation = "thread";
+  // empty: any.
+  std::string plugin_name;
   friend bool operator==(const Start&, const Start&) = default;
 };
 

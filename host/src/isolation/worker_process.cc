@@ -42,9 +42,9 @@ WorkerProcess::~WorkerProcess() = default;  // SpawnedWorker kills and reaps a c
 
 void WorkerProcess::start() {
   WorkerArguments arguments{::getpid(), options_.memory_max, options_.core_dumps};
-  child_.emplace(spawn_worker(executable_, arguments.to_argv()));
-  Start start_frame{kProtocolVersion, options_.worker, options_.plugin_path, options_.settings,
-                    options_.log_level};
+  child_.emplace(spawn_worker(executable_, arguments.to_argv(), options_.plugin_fd));
+  Start start_frame{kProtocolVersion,  options_.worker,    options_.plugin_path,
+                    options_.settings, options_.log_level, options_.plugin_name};
   if (!child_->socket().send(start_frame, options_.startup_timeout))
     throw WorkerStartError("worker process: " + bury(std::nullopt).reason);
   auto deadline = Clock::now() + options_.startup_timeout;

@@ -22,7 +22,13 @@ namespace warren::isolation {
 
 struct WorkerProcessOptions {
   std::string worker;
+  // The plugin: its file on disk (for messages), the descriptor of the bytes the host read from
+  // it (plugin/held_plugin_file.h: a sealed memory file, held by the caller as long as this
+  // WorkerProcess lives), which each child gets and loads, and the name it must declare (the
+  // config's; empty: any).
   std::string plugin_path;
+  int plugin_fd = -1;
+  std::string plugin_name;
   std::map<std::string, std::string> settings;
   LogLevel log_level = LogLevel::info;
   std::chrono::milliseconds startup_timeout{10'000};

@@ -21,19 +21,52 @@ namespace {
   throw std::system_error(error, std::generic_category(), what);
 }
 
-// A descriptor at kChildSocketFd or below would be overwritten by the child's dup2 (or, being
-// the socket itself, keep its close-on-exec): the host's own are moved above it. Keeps
-// close-on-exec.
-int moved_above_child_socket(int fd) {
-  if (fd > kChildSocketFd)
-    return fd;
-  int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, kChildSocketFd + 1);
-  int error = errno;
-  ::close(fd);
-  if (moved < 0)
-    throw_errno(error, "fcntl(F_DUPFD_CLOEXEC)");
-  return moved;
+// The lowest descriptor number the host may hand over at: one at kChildPluginFd or below could be
+// overwritten by the child's other dup2 (or, dup2'd onto itself, keep its close-on-exec).
+constexpr int kAboveChildDescriptors = kChildPluginFd + 1;
+
+// A copy of FD at kAboveChildDescriptors or higher, close-on-exec; throws when there is none.
+int copy_above_child_descriptors(int fd) {
+  int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, kAboveChildDescriptors);
+  if (copy < 0)
+    throw_errno(errno, "fcntl(F_DUPFD_CLOEXEC)");
+  return copy;
 }
+
+// FD itself when it is above the child's descriptors, else a copy above them (FD closed). Keeps
+// close-on-exec.
+int moved_above_child_descriptors(int fd) {
+  if (fd >= kAboveChildDescriptors)
+    return fd;
+  try {
+    int moved = copy_above_child_descriptors(fd);
+    ::close(fd);
+    return moved;
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+}
+
+// The plugin's descriptor as posix_spawn is given it: the holder's own, or a copy above the
+// child's descriptors for the time of the spawn (the holder's stays as it is).
+class PluginDescriptor {
+ public:
+  explicit PluginDescriptor(int fd)
+      : copy_(fd >= 0 && fd < kAboveChildDescriptors ? copy_above_child_descriptors(fd) : -1),
+        fd_(copy_ >= 0 ? copy_ : fd) {}
+  PluginDescriptor(const PluginDescriptor&) = delete;
+  PluginDescriptor& operator=(const PluginDescriptor&) = delete;
+  ~PluginDescriptor() {
+    if (copy_ >= 0)
+      ::close(copy_);
+  }
+  int fd() const noexcept { return fd_; }
+
+ private:
+  int copy_;
+  int fd_;
+};
 
 int open_pidfd(pid_t pid) {
   return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
@@ -61,7 +94,7 @@ HeldExecutable::HeldExecutable(const std::string& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0)
     throw_errno(errno, "cannot open " + path);
-  fd_ = moved_above_child_socket(fd_);
+  fd_ = moved_above_child_descriptors(fd_);
 }
 
 HeldExecutable::HeldExecutable(HeldExecutable&& other) noexcept
@@ -127,7 +160,8 @@ std::optional<ChildExit> SpawnedWorker::reap_within(std::chrono::milliseconds ti
   return try_reap();
 }
 
-SpawnedWorker spawn_worker(const HeldExecutable& executable, const std::vector<std::string>& args) {
+SpawnedWorker spawn_worker(const HeldExecutable& executable, const std::vector<std::string>& args,
+                           int plugin_fd) {
   auto [host_end, child_end] = FrameSocket::pair();
   SpawnSetup setup;
   sigset_t signals;
@@ -139,8 +173,11 @@ SpawnedWorker spawn_worker(const HeldExecutable& executable, const std::vector<s
   posix_spawnattr_setflags(&setup.attributes,
                            POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
   // dup2 leaves the copy without close-on-exec; every other descriptor of the host has it.
-  FrameSocket child_socket(moved_above_child_socket(child_end.release()));
+  FrameSocket child_socket(moved_above_child_descriptors(child_end.release()));
   posix_spawn_file_actions_adddup2(&setup.actions, child_socket.fd(), kChildSocketFd);
+  PluginDescriptor plugin(plugin_fd);
+  if (plugin.fd() >= 0)
+    posix_spawn_file_actions_adddup2(&setup.actions, plugin.fd(), kChildPluginFd);
 
   std::vector<std::string> argv_strings{"warren-worker"};
   argv_strings.insert(argv_strings.end(), args.begin(), args.end());

@@ -2,7 +2,8 @@
 // children, and a forked child of a threaded process may only make async-signal-safe calls.
 // posix_spawn runs the worker binary through a descriptor the host opened once at start
 // (/proc/self/fd/N), so a package upgrade that replaces the file on disk cannot start a child of
-// another version than the host; the child gets its end of the socket pair as descriptor 3,
+// another version than the host; the child gets its end of the socket pair as descriptor 3, the
+// plugin the host holds (plugin/held_plugin_file.h) as descriptor 4,
 // default signal dispositions, an empty signal mask and a process group of its own (a hard
 // timeout kills the group: whatever the handler started goes too). A pidfd follows it, so the
 // host waits for it in its poll loop without a SIGCHLD handler.
@@ -20,8 +21,9 @@
 
 namespace warren::isolation {
 
-// The descriptor number the child finds its socket at.
+// The descriptor numbers the child finds its socket and its plugin's bytes at.
 inline constexpr int kChildSocketFd = 3;
+inline constexpr int kChildPluginFd = 4;
 
 // An executable held open (O_PATH is not enough for exec through /proc: O_RDONLY).
 class HeldExecutable {
@@ -76,7 +78,9 @@ class SpawnedWorker {
 };
 
 // Spawns EXECUTABLE with ARGS (argv[1...]; argv[0] is "warren-worker") and the environment of
-// this process. Throws std::system_error when the kernel refuses.
-SpawnedWorker spawn_worker(const HeldExecutable& executable, const std::vector<std::string>& args);
+// this process, handing it PLUGIN_FD (-1: none) as kChildPluginFd. Throws std::system_error when
+// the kernel refuses.
+SpawnedWorker spawn_worker(const HeldExecutable& executable, const std::vector<std::string>& args,
+                           int plugin_fd = -1);
 
 }  // namespace warren::isolation

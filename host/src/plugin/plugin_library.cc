@@ -5,17 +5,14 @@
 #include "plugin/plugin_library.h"
 
 #include <dlfcn.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <boost/dll/shared_library.hpp>
-#include <cerrno>
-#include <cstring>
 #include <optional>
 #include <type_traits>
 #include <utility>
 
 #include "plugin/file_trust.h"
+#include "plugin/memory_file.h"
 #include "plugin/plugin_content.h"
 #include "warren/host_abi/descriptor_check.h"
 
@@ -30,28 +27,9 @@ std::string quoted(std::string_view text) {
   return "\"" + std::string(text) + "\"";
 }
 
-// An open file descriptor, closed with its owner.
-class OwnedFd {
- public:
-  explicit OwnedFd(int fd = -1) noexcept : fd_(fd) {}
-  OwnedFd(OwnedFd&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
-  OwnedFd& operator=(OwnedFd&& other) noexcept {
-    std::swap(fd_, other.fd_);
-    return *this;
-  }
-  ~OwnedFd() {
-    if (fd_ >= 0)
-      ::close(fd_);
-  }
-  int get() const noexcept { return fd_; }
-
- private:
-  int fd_;
-};
-
 class LoadedPluginLibrary final : public PluginLibrary {
  public:
-  LoadedPluginLibrary(OwnedFd snapshot, boost::dll::shared_library library,
+  LoadedPluginLibrary(MemoryFile snapshot, boost::dll::shared_library library,
                       const warren_plugin_descriptor& descriptor, PluginInfo info)
       : snapshot_(std::move(snapshot)),
         library_(std::move(library)),
@@ -64,7 +42,7 @@ class LoadedPluginLibrary final : public PluginLibrary {
  private:
   // A snapshot's memory file, closed after the library: while it is open, no other snapshot can
   // get its /proc/self/fd/N name, which the dynamic loader would take for this library.
-  OwnedFd snapshot_;
+  MemoryFile snapshot_;
   // Declared before the descriptor so it is destroyed after it: its pointers point into it.
   boost::dll::shared_library library_;
   warren_plugin_descriptor descriptor_;
@@ -133,7 +111,7 @@ warren_plugin_descriptor validate_descriptor(const warren_plugin_descriptor* raw
 // snapshot's memory file), whose content hashes to `content_hash`.
 std::shared_ptr<PluginLibrary> open_trusted(const fs::path& file, std::string_view expected_name,
                                             const fs::path& load_path, std::string content_hash,
-                                            OwnedFd snapshot = OwnedFd()) {
+                                            MemoryFile snapshot = MemoryFile()) {
   boost::dll::shared_library library = [&] {
     try {
       return open_library(load_path);
@@ -163,33 +141,6 @@ void check_plugin_name(const fs::path& file, std::string_view name) {
   }
 }
 
-OwnedFd memory_file_of(const fs::path& file, const std::string& bytes) {
-  // MFD_EXEC: a kernel with vm.memfd_noexec (6.3+) may otherwise make it unexecutable; an older
-  // one refuses the unknown flag (EINVAL), and there every memory file is executable.
-#ifdef MFD_EXEC
-  OwnedFd fd(::memfd_create(file.filename().c_str(), MFD_CLOEXEC | MFD_EXEC));
-  if (fd.get() < 0 && errno == EINVAL)
-    fd = OwnedFd(::memfd_create(file.filename().c_str(), MFD_CLOEXEC));
-#else
-  OwnedFd fd(::memfd_create(file.filename().c_str(), MFD_CLOEXEC));
-#endif
-  if (fd.get() < 0)
-    throw PluginLoadError(file, std::string("refused: cannot make a memory file to load it "
-                                            "from: ") +
-                                    std::strerror(errno));
-  std::size_t written = 0;
-  while (written < bytes.size()) {
-    const ssize_t n = ::write(fd.get(), bytes.data() + written, bytes.size() - written);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      throw PluginLoadError(
-          file, std::string("refused: cannot copy it into a memory file: ") + std::strerror(errno));
-    written += static_cast<std::size_t>(n);
-  }
-  return fd;
-}
-
 }  // namespace
 
 std::string plugin_file_name(std::string_view name) {
@@ -210,14 +161,24 @@ std::shared_ptr<PluginLibrary> PluginLibrary::load_file(const fs::path& file,
   return open_trusted(file, expected_name, file, read_plugin_content(file).hash);
 }
 
+std::shared_ptr<PluginLibrary> PluginLibrary::load_held(const fs::path& file,
+                                                        std::string_view expected_name,
+                                                        const fs::path& held) {
+  try {
+    return open_trusted(file, expected_name, held, read_plugin_content(held).hash);
+  } catch (const PluginLoadError& e) {
+    throw PluginLoadError(file, e.reason());  // read_plugin_content names the /proc path
+  }
+}
+
 std::shared_ptr<PluginLibrary> PluginLibrary::load_snapshot(const fs::path& plugin_dir,
                                                             std::string_view name) {
   const fs::path file = plugin_dir / plugin_file_name(name);
   check_plugin_name(file, name);
   check_trusted_plugin_file(plugin_dir, file);
   PluginContent content = read_plugin_content(file);
-  OwnedFd memory_file = memory_file_of(file, content.bytes);
-  const fs::path load_path = "/proc/self/fd/" + std::to_string(memory_file.get());
+  MemoryFile memory_file = MemoryFile::of(file, content.bytes);
+  const fs::path load_path = memory_file.proc_path();
   return open_trusted(file, name, load_path, std::move(content.hash), std::move(memory_file));
 }
 

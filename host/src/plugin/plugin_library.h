@@ -45,6 +45,14 @@ class PluginLibrary {
   static std::shared_ptr<PluginLibrary> load_file(const std::filesystem::path& file,
                                                   std::string_view expected_name);
 
+  // Loads a plugin that a host checked and holds for a worker process (held_plugin_file.h) from
+  // `held` (/proc/self/fd/N, the held memory file), naming `file` (where the host read it) in
+  // every message. No file checks here: they were the host's, on `file` (a memory file has no
+  // directory, owner or mode to check). `expected_name` as for load(). Throws PluginLoadError.
+  static std::shared_ptr<PluginLibrary> load_held(const std::filesystem::path& file,
+                                                  std::string_view expected_name,
+                                                  const std::filesystem::path& held);
+
   // Loads lib<name>.so from `plugin_dir` as the content it has now, whatever the dynamic loader
   // has already mapped under that path (it would hand back the old library for the same path,
   // or the same inode): the file passes the same checks, then its bytes, read once and hashed,

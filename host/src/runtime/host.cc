@@ -6,8 +6,6 @@
 #include <map>
 
 #include "observability/log.h"
-#include "plugin/file_trust.h"
-#include "plugin/plugin_content.h"
 #include "runtime/host_worker.h"
 #include "runtime/worker_binary.h"
 
@@ -58,9 +56,10 @@ void Host::make_process_runner(Worker& worker, const std::filesystem::path& plug
   worker.process_plugin.name = spec.plugin;
   // The checks the host's loader makes before it opens a file (ownership, permissions, inside
   // the plugin directory), made here once so that a refused file stops the start as it does for
-  // isolation = "thread"; the child loads it (and checks it again) without the host opening it.
-  plugin::check_trusted_plugin_file(plugin_dir, file);
-  worker.process_plugin.content_hash = plugin::read_plugin_content(file).hash;  // or refused
+  // isolation = "thread"; then the bytes, read once, are what every child loads (the host never
+  // maps them), whatever happens to the file on disk until a reload.
+  worker.held_plugin = std::make_unique<plugin::HeldPluginFile>(plugin_dir, file);
+  worker.process_plugin.content_hash = worker.held_plugin->content_hash();
   if (!worker_binary_) {
     try {
       worker_binary_ = std::make_unique<isolation::HeldExecutable>(find_worker_binary().string());
@@ -72,6 +71,8 @@ void Host::make_process_runner(Worker& worker, const std::filesystem::path& plug
   options.worker = spec.name;
   options.process.worker = spec.name;
   options.process.plugin_path = file.string();
+  options.process.plugin_fd = worker.held_plugin->fd();
+  options.process.plugin_name = spec.plugin;
   options.process.settings = spec.settings;
   options.process.startup_timeout = spec.startup_timeout;
   options.process.soft_timeout = spec.soft_timeout;

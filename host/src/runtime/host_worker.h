@@ -6,6 +6,7 @@
 
 #include "config/config.h"
 #include "plugin/handler_instance.h"
+#include "plugin/held_plugin_file.h"
 #include "runtime/dispatcher.h"
 #include "runtime/host.h"
 #include "runtime/process_runner.h"
@@ -33,9 +34,11 @@ struct Host::Worker {
   std::shared_ptr<Generation> generation;
   DuplicateFilter* duplicate_filter = nullptr;
   std::unique_ptr<WorkerContext> context;
-  // isolation = "thread": the plugin loaded in the host. isolation = "process": the runner of
+  // isolation = "thread": the plugin loaded in the host. isolation = "process": the plugin file
+  // as the host checked and read it, which every child loads (held_plugin_file.h), the runner of
   // its worker processes (the host never loads the plugin) and the file's info.
   std::unique_ptr<plugin::HandlerInstance> handler;
+  std::unique_ptr<plugin::HeldPluginFile> held_plugin;
   std::unique_ptr<ProcessRunner> runner;
   plugin::PluginInfo process_plugin;
   std::unique_ptr<Dispatcher> dispatcher;

@@ -114,6 +114,23 @@ def warren_cli(*args: str, timeout: float = 60, env_overrides: Optional[Dict[str
     return result
 
 
+def children_of(pid: int) -> List[int]:
+    """The warren-worker children of PID (from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            comm = (entry / "comm").read_text().strip()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        if parent == pid and comm.startswith("warren-worker"):
+            found.append(int(entry.name))
+    return found
+
+
 class WarrenProcess:
     """One `warren run` process with its own config file and log files."""
 

@@ -29,8 +29,12 @@ std::vector<Frame> one_of_each() {
                             {{"x-a", "1"}, {"", ""}},
                             false};
   return {
-      Start{
-          kProtocolVersion, "orders", "/proc/self/fd/7", {{"dsn", "x"}, {"", ""}}, LogLevel::debug},
+      Start{kProtocolVersion,
+            "orders",
+            "/opt/p/liborders.so",
+            {{"dsn", "x"}, {"", ""}},
+            LogLevel::debug,
+            "orders"},
       Hello{kProtocolVersion, 1, 2, "echo", "1.0.0"},
       Ready{},
       InitFailed{"init: missing setting 'dsn'"},

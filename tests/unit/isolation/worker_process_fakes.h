@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "children_die_of_signals.h"
 #include "isolation/worker_process.h"
+#include "plugin/held_plugin_file.h"
 
 namespace warren::isolation::test_host {
 
@@ -90,10 +92,18 @@ inline const HeldExecutable& worker_binary() {
   return executable;
 }
 
+// The scripted test plugin as a host holds it for its children (plugin/held_plugin_file.h).
+inline const plugin::HeldPluginFile& scripted_plugin() {
+  static const std::filesystem::path file = WARREN_SCRIPTED_PLUGIN_PATH;
+  static const plugin::HeldPluginFile held(file.parent_path(), file);
+  return held;
+}
+
 inline WorkerProcessOptions options(std::map<std::string, std::string> settings = {}) {
   WorkerProcessOptions options;
   options.worker = "orders";
   options.plugin_path = WARREN_SCRIPTED_PLUGIN_PATH;
+  options.plugin_fd = scripted_plugin().fd();
   options.settings = std::move(settings);
   options.startup_timeout = 20s;
   return options;

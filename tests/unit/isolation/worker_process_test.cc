@@ -5,8 +5,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <filesystem>
+
 #include "children_die_of_signals.h"
 #include "isolation/worker_spawn.h"
+#include "plugin/held_plugin_file.h"
 
 namespace warren::isolation {
 namespace {
@@ -36,16 +39,23 @@ T expect_frame(SpawnedWorker& worker) {
   }
 }
 
-SpawnedWorker spawn() {
+// The scripted test plugin as a host holds it for its children.
+int scripted_plugin_fd() {
+  static const std::filesystem::path file = WARREN_SCRIPTED_PLUGIN_PATH;
+  static const plugin::HeldPluginFile held(file.parent_path(), file);
+  return held.fd();
+}
+
+SpawnedWorker spawn(int plugin_fd = scripted_plugin_fd()) {
   static const bool prepared = (let_children_die_of_signals(), true);
   (void)prepared;
   static HeldExecutable executable(WARREN_WORKER_PATH);
-  return spawn_worker(executable, {std::to_string(::getpid())});
+  return spawn_worker(executable, {std::to_string(::getpid())}, plugin_fd);
 }
 
 Start start_frame(std::map<std::string, std::string> settings = {}) {
-  return Start{kProtocolVersion, "orders", WARREN_SCRIPTED_PLUGIN_PATH, std::move(settings),
-               LogLevel::info};
+  return Start{kProtocolVersion,    "orders",       WARREN_SCRIPTED_PLUGIN_PATH,
+               std::move(settings), LogLevel::info, "scripted"};
 }
 
 SpawnedWorker ready_worker(std::map<std::string, std::string> settings = {}) {
@@ -147,7 +157,7 @@ TEST(WorkerProcess, AFailingInit_IsInitFailedWithItsReason) {
 }
 
 TEST(WorkerProcess, APluginThatCannotLoad_IsInitFailedNamingTheFile) {
-  SpawnedWorker worker = spawn();
+  SpawnedWorker worker = spawn(-1);  // no plugin at descriptor 4
   Start start = start_frame();
   start.plugin_path = "/nonexistent/libscripted.so";
   ASSERT_TRUE(worker.socket().send(start, kWait));

@@ -21,6 +21,7 @@
 #include "fake_delivery.h"
 #include "isolation/worker_spawn.h"
 #include "observability/metrics.h"
+#include "plugin/held_plugin_file.h"
 #include "runtime/dispatcher.h"
 
 namespace warren::runtime {
@@ -68,6 +69,7 @@ class ProcessRunnerTest : public ::testing::Test {
     options.worker = "w";
     options.process.worker = "w";
     options.process.plugin_path = WARREN_SCRIPTED_PLUGIN_PATH;
+    options.process.plugin_fd = plugin_.fd();
     options.process.settings = std::move(settings);
     options.process.startup_timeout = 20s;
     options.restarts.first = 0ms;
@@ -90,6 +92,8 @@ class ProcessRunnerTest : public ::testing::Test {
   double crashes(const std::string& reason) { return metrics_.plugin_crashes("w", reason).Value(); }
 
   isolation::HeldExecutable executable_;
+  const std::filesystem::path plugin_file_ = WARREN_SCRIPTED_PLUGIN_PATH;
+  plugin::HeldPluginFile plugin_{plugin_file_.parent_path(), plugin_file_};
   observability::Metrics metrics_;
   WorkerContext worker_{"w", "scripted", {}, metrics_};
   std::unique_ptr<ProcessRunner> runner_;

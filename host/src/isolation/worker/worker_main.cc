@@ -1,7 +1,8 @@
 // warren-worker: the process a worker with isolation = "process" runs its plugin in. The host
 // spawns it (isolation/worker_spawn.h) with its socket at descriptor 3 and the host's pid and
 // its limits as arguments (isolation/worker_arguments.h); it applies the limits
-// (worker/resource_limits.h), loads the plugin the Start frame names, says Hello, runs the plugin's
+// (worker/resource_limits.h), loads the plugin the host holds for it at descriptor 4 (checking
+// the name the Start frame gives), says Hello, runs the plugin's
 // constructor (its init), says Ready or InitFailed, then handles one Deliver at a time, in
 // order, answering each with its Outcome, until Shutdown or until the host is gone. Whatever
 // kills it (a segfault, abort(), the OOM killer) kills only it: the host sees the end of the
@@ -111,7 +112,10 @@ int main(int argc, char** argv) {
   }
   std::shared_ptr<plugin::PluginLibrary> library;
   try {
-    library = plugin::PluginLibrary::load_file(start->plugin_path, "");
+    // The bytes the host checked and read, whatever the file on disk holds now; the host's
+    // path in every message.
+    library = plugin::PluginLibrary::load_held(start->plugin_path, start->plugin_name,
+                                               "/proc/self/fd/" + std::to_string(kChildPluginFd));
   } catch (const std::exception& error) {
     link.send(InitFailed{error.what()});
     return kExitInitFailed;
