@@ -11,6 +11,7 @@ crashed call is in the record too) and acts on the message's x-test-action heade
 """
 
 import os
+import re
 import signal
 import urllib.error
 import urllib.request
@@ -151,6 +152,9 @@ def test_Isolation_AHandlerThatAllocatesWithoutLimit_IsOomAndDeadLettered(
     assert text(dead.headers["x-warren-error"]).startswith("crash: oom")
     assert value(setup.series(), "warren_plugin_crashes_total", worker="w",
                  reason="oom") == MAX_CRASHES
+    # Which limit was in force, said once (a cgroup where the host has a delegated one).
+    assert len(re.findall(r"memory_max of worker processes: (cgroup v2|RLIMIT_DATA)",
+                          host.logs())) == 1, host.describe()
     assert host.terminate() == 0, host.describe()
 
 

@@ -17,8 +17,8 @@ std::string ChildExit::reason() const {
     return "oom";
   if (!by_signal)
     return "exit " + std::to_string(code);
-  // A SIGKILL stays "killed" even when memory_max is set: without a cgroup (whose memory.events
-  // counts oom_kill) the kernel's OOM killer cannot be told apart from an operator's kill -9.
+  // A SIGKILL stays "killed" here even when memory_max is set: only the child's cgroup (its
+  // memory.events' oom_kill, read by WorkerProcess::bury) tells the OOM killer from a kill -9.
   if (code == SIGKILL)
     return "killed";
   return signal_name(code);

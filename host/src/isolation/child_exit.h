@@ -1,7 +1,8 @@
 // How a worker process ended, in the words metrics and dead-letter headers use: "SIGSEGV",
 // "SIGABRT", "killed" (SIGKILL from outside: the OOM killer without a cgroup to tell, an
-// operator), "oom" (warren-worker's own exit when an allocation fails past memory_max,
-// kExitOutOfMemory), "exit N"; the host itself names the deaths it caused ("timeout", "wedged").
+// operator; WorkerProcess names it "oom" when the child's cgroup counted an OOM kill), "oom"
+// (warren-worker's own exit when an allocation fails past memory_max, kExitOutOfMemory), "exit N";
+// the host itself names the deaths it caused ("timeout", "wedged").
 #pragma once
 
 #include <signal.h>

@@ -1,7 +1,10 @@
 #include "isolation/worker_process.h"
 
 #include <poll.h>
+#include <signal.h>
 #include <unistd.h>
+
+#include <system_error>
 
 #include "isolation/frame_codec.h"
 #include "isolation/worker_arguments.h"
@@ -42,7 +45,27 @@ WorkerProcess::~WorkerProcess() = default;  // SpawnedWorker kills and reaps a c
 
 void WorkerProcess::start() {
   WorkerArguments arguments{::getpid(), options_.memory_max, options_.core_dumps};
+  leaf_.reset();  // a stopped child's
+  std::unique_ptr<CgroupLeaf> leaf;
+  if (options_.cgroups != nullptr && options_.memory_max > 0) {
+    try {
+      leaf = options_.cgroups->leaf(options_.worker, options_.memory_max);
+    } catch (const std::system_error& error) {
+      throw WorkerStartError(std::string("worker process: ") + error.what());
+    }
+    arguments.memory_max = 0;  // the cgroup's memory.max rather than RLIMIT_DATA
+  }
   child_.emplace(spawn_worker(executable_, arguments.to_argv(), options_.plugin_fd));
+  leaf_ = std::move(leaf);
+  if (leaf_) {
+    // Before the Start frame: the child loads the plugin only after reading it.
+    try {
+      leaf_->add(child_->pid());
+    } catch (const std::system_error& error) {
+      bury("cgroup");
+      throw WorkerStartError(std::string("worker process: ") + error.what());
+    }
+  }
   Start start_frame{kProtocolVersion,  options_.worker,    options_.plugin_path,
                     options_.settings, options_.log_level, options_.plugin_name};
   if (!child_->socket().send(start_frame, options_.startup_timeout))
@@ -214,7 +237,12 @@ WorkerDeath WorkerProcess::bury(std::optional<std::string> override_reason) {
     exit = child_->reap_within(std::chrono::milliseconds(10'000));
   }
   death.reason = override_reason ? *override_reason : exit ? exit->reason() : "lost";
+  // A SIGKILL that its cgroup's OOM killer sent.
+  if (!override_reason && exit && exit->by_signal && exit->code == SIGKILL && leaf_ &&
+      leaf_->oom_kills() > 0)
+    death.reason = "oom";
   child_.reset();
+  leaf_.reset();
   metrics_.clear();
   return death;
 }

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "isolation/worker_cgroups.h"
 #include "isolation/worker_spawn.h"
 #include "warren/host_abi/services.h"
 
@@ -39,17 +40,19 @@ struct WorkerProcessOptions {
   // pings while a handler runs).
   std::chrono::milliseconds ping_interval{1'000};
   std::chrono::milliseconds wedged_after{10'000};
-  // The most memory the child may use, in bytes (0: no limit): its RLIMIT_DATA. An allocation
-  // past it ends the child at once, "oom" (worker/resource_limits.h says what it does not
-  // cover; a cgroup's memory.max would go there).
+  // The most memory the child may use, in bytes (0: no limit): with CGROUPS, the memory.max of
+  // a leaf cgroup of its own (worker_cgroups.h: the OOM killer ends it, "oom"); else its
+  // RLIMIT_DATA (an allocation past it ends the child at once, "oom";
+  // worker/resource_limits.h says what that does not cover).
   std::uint64_t memory_max = 0;
+  WorkerCgroups* cgroups = nullptr;  // the host's, outliving this
   // Whether a crashing child may leave a core dump (RLIMIT_CORE left as the host's); off by
   // default: a crash loop would fill the disk.
   bool core_dumps = false;
 };
 
 // How a child ended, from the host's point of view: its signal ("SIGSEGV"), "killed", "oom"
-// (an allocation failed past memory_max), "exit N",
+// (an allocation failed past memory_max, or its cgroup's OOM kill), "exit N",
 // or what the host did to it ("timeout", "wedged", "protocol: ...").
 struct WorkerDeath {
   std::string reason;
@@ -99,6 +102,8 @@ class WorkerProcess {
   const HeldExecutable& executable_;
   WorkerProcessOptions options_;
   host_abi::WorkerServices& worker_;
+  // The child's cgroup (options_.cgroups), removed after the child is reaped: declared before it.
+  std::unique_ptr<CgroupLeaf> leaf_;
   std::optional<SpawnedWorker> child_;
   Hello hello_;
   std::map<std::uint32_t, host_abi::PluginMetric*> metrics_;

@@ -78,8 +78,25 @@ void Host::make_process_runner(Worker& worker, const std::filesystem::path& plug
   options.process.soft_timeout = spec.soft_timeout;
   options.process.hard_timeout = spec.hard_timeout;
   options.process.memory_max = spec.memory_max;
+  if (spec.memory_max > 0)
+    options.process.cgroups = worker_cgroups();
   worker.runner =
       std::make_unique<ProcessRunner>(*worker_binary_, options, *worker.context, metrics_);
+}
+
+isolation::WorkerCgroups* Host::worker_cgroups() {
+  if (worker_cgroups_decided_)
+    return worker_cgroups_.get();
+  worker_cgroups_decided_ = true;
+  std::string why_not;
+  worker_cgroups_ = isolation::WorkerCgroups::prepare_for_this_process(why_not);
+  observability::log(
+      observability::LogLevel::info, {},
+      worker_cgroups_
+          ? "memory_max of worker processes: cgroup v2, a leaf per process under " +
+                worker_cgroups_->dir().string() + " (memory.max)"
+          : "memory_max of worker processes: RLIMIT_DATA (no cgroup v2 to use: " + why_not + ")");
+  return worker_cgroups_.get();
 }
 
 void Host::load_workers() {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "isolation/worker_cgroups.h"
 #include "isolation/worker_spawn.h"
 #include "observability/health.h"
 #include "observability/metrics.h"
@@ -109,6 +110,8 @@ class Host {
   // isolation = "process": the worker's runner (the host never loads its plugin). Throws
   // PluginLoadError when the plugin file cannot be read or warren-worker is missing.
   void make_process_runner(Worker& worker, const std::filesystem::path& plugin_dir);
+  // worker_cgroups_, decided and logged the first time.
+  isolation::WorkerCgroups* worker_cgroups();
   std::filesystem::path owner_plugin_dir(const Worker& worker);
   // The worker's dispatcher on its generation's transport, started; its subscription.
   transport::Subscription start_dispatcher(Worker& worker, std::size_t& next_crash_slot);
@@ -132,6 +135,11 @@ class Host {
   // warren-worker, held open from the first worker with isolation = "process" on, so that every
   // child runs the binary of this host's version (isolation/worker_spawn.h).
   std::unique_ptr<isolation::HeldExecutable> worker_binary_;
+  // memory_max of worker processes: a cgroup v2 leaf per child when the host has a delegated
+  // cgroup (isolation/worker_cgroups.h), else null: RLIMIT_DATA. Decided, and logged, once: at the
+  // first worker with isolation = "process" and a memory_max.
+  std::unique_ptr<isolation::WorkerCgroups> worker_cgroups_;
+  bool worker_cgroups_decided_ = false;
   std::vector<std::unique_ptr<Worker>> workers_;
   // Workers whose handlers outlived the shutdown timeout of a reload: kept, never destroyed
   // under a running handler.

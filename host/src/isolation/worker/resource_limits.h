@@ -8,10 +8,9 @@
 // used. RLIMIT_DATA counts private writable mappings (Linux >= 4.7): the heap, mmap'd malloc
 // chunks, thread stacks. It does not count the page cache or shared memory, and a child past the
 // system's memory is still the kernel OOM killer's (SIGKILL: "killed").
-// cgroup v2 would be the complete answer, and would go here: the host creates a leaf under its
-// delegated cgroup per child, writes memory.max there and moves the child in (clone3 with
-// CLONE_INTO_CGROUP, or posix_spawn then cgroup.procs); memory.events' oom_kill then tells the
-// host that a SIGKILL was the OOM killer. Not done yet (issue 14 asks for rlimits first).
+// The complete answer, cgroup v2, is the host's when it has a delegated cgroup
+// (isolation/worker_cgroups.h): it puts the child in a leaf with memory.max and passes no
+// --memory-max, so no RLIMIT_DATA is set here then.
 #pragma once
 
 #include <string>
