@@ -85,6 +85,18 @@ std::optional<fs::path> cgroup2_mount() {
   return std::nullopt;
 }
 
+// A worker's name as one plain directory name: a config may name a worker "orders/eu" or "..".
+std::string directory_safe(const std::string& name) {
+  std::string safe = name;
+  for (char& c : safe) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                       c == '_' || c == '-' || c == '.';
+    if (!plain)
+      c = '_';
+  }
+  return safe;
+}
+
 }  // namespace
 
 CgroupLeaf::~CgroupLeaf() {
@@ -171,7 +183,8 @@ std::unique_ptr<WorkerCgroups> WorkerCgroups::prepare_for_this_process(std::stri
 
 std::unique_ptr<CgroupLeaf> WorkerCgroups::leaf(const std::string& worker,
                                                 std::uint64_t memory_max) {
-  const fs::path dir = dir_ / ("worker-" + worker + "-" + std::to_string(next_leaf_++));
+  const fs::path dir =
+      dir_ / ("worker-" + directory_safe(worker) + "-" + std::to_string(next_leaf_++));
   // One left by an earlier host in this cgroup (it was killed) is empty: made anew.
   if (::mkdir(dir.c_str(), 0755) != 0 &&
       (errno != EEXIST || ::rmdir(dir.c_str()) != 0 || ::mkdir(dir.c_str(), 0755) != 0))

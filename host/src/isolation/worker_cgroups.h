@@ -60,8 +60,9 @@ class WorkerCgroups {
 
   // The host's delegated cgroup: the children's leaves are made in it.
   const std::filesystem::path& dir() const noexcept { return dir_; }
-  // A new leaf worker-WORKER-N with memory.max MEMORY_MAX (bytes) and no swap. Throws
-  // std::system_error naming the file.
+  // A new leaf worker-WORKER-N (WORKER's characters other than letters, digits, '_', '-' and
+  // '.' made '_') with memory.max MEMORY_MAX (bytes) and no swap. Throws std::system_error
+  // naming the file.
   std::unique_ptr<CgroupLeaf> leaf(const std::string& worker, std::uint64_t memory_max);
 
  private:

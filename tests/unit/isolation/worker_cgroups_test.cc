@@ -97,6 +97,12 @@ TEST_F(WorkerCgroupsTest, ALeafPerChild_HasMemoryMaxTakesItsPidCountsOomKillsAnd
   EXPECT_FALSE(fs::exists(dir));
 }
 
+TEST_F(WorkerCgroupsTest, AWorkerNameThatIsNoPlainDirectoryName_StaysInTheHostsCgroup) {
+  auto cgroups = prepare();
+  ASSERT_NE(cgroups, nullptr) << why_not_;
+  EXPECT_EQ(cgroups->leaf("../../eu orders", 1024)->dir(), service_ / "worker-.._.._eu_orders-1");
+}
+
 TEST_F(WorkerCgroupsTest, ALeafLeftByAnEarlierHost_IsMadeAnew) {
   auto cgroups = prepare();
   ASSERT_NE(cgroups, nullptr) << why_not_;

@@ -2,11 +2,13 @@
 // reaped through their pidfd, and named by how they died.
 #include "isolation/worker_spawn.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -26,10 +28,10 @@ bool dead(pid_t pid) {
   return state != std::string::npos && line.compare(state + 2, 1, "Z") == 0;
 }
 
-SpawnedWorker shell(const std::string& script) {
+SpawnedWorker shell(const std::string& script, int plugin_fd = -1) {
   static HeldExecutable sh("/bin/sh");
   // argv[0] is warren-worker; sh -c SCRIPT NAME takes NAME as $0.
-  return spawn_worker(sh, {"-c", script, "warren-worker"});
+  return spawn_worker(sh, {"-c", script, "warren-worker"}, plugin_fd);
 }
 
 TEST(WorkerSpawn, HowAChildEnds_IsNamed) {
@@ -47,6 +49,36 @@ TEST(WorkerSpawn, TheChildFindsItsSocketAtDescriptor3) {
   ASSERT_TRUE(frame) << child.socket().closed_reason();
   EXPECT_EQ(*frame, Frame(Ping{1}));
   EXPECT_EQ(child.reap_within(10s)->reason(), "exit 0");
+}
+
+// A file holding TEXT, open for reading at the lowest free descriptor from LOWEST on.
+int file_holding(const std::string& text, int lowest) {
+  char path[] = "/tmp/warren-spawn-XXXXXX";
+  const int fd = ::mkstemp(path);
+  EXPECT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  ::unlink(path);
+  ::lseek(fd, 0, SEEK_SET);
+  const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, lowest);
+  ::close(fd);
+  return moved;
+}
+
+TEST(WorkerSpawn, ThePluginDescriptor_IsTheChildsDescriptor4AndStaysTheHosts) {
+  const int plugin = file_holding("plugin\n", 10);
+  EXPECT_EQ(shell(R"(read line <&4; test "$line" = plugin)", plugin).reap_within(10s)->reason(),
+            "exit 0");
+  EXPECT_EQ(::fcntl(plugin, F_GETFD), FD_CLOEXEC);  // the host's own, untouched
+  ::close(plugin);
+}
+
+TEST(WorkerSpawn, APluginDescriptorAt4OrBelow_StillReachesTheChildAsDescriptor4) {
+  const int plugin = file_holding("low\n", 3);
+  if (plugin > kChildPluginFd)
+    GTEST_SKIP() << "descriptors 3 and 4 are taken in this process";
+  EXPECT_EQ(shell(R"(read line <&4; test "$line" = low)", plugin).reap_within(10s)->reason(),
+            "exit 0");
+  EXPECT_EQ(::fcntl(plugin, F_GETFD), FD_CLOEXEC);
+  ::close(plugin);
 }
 
 TEST(WorkerSpawn, AChildThatDies_IsAnEndOfStreamOnItsSocket) {
