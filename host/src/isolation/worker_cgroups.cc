@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <system_error>
@@ -97,6 +98,75 @@ std::string directory_safe(const std::string& name) {
   return safe;
 }
 
+// The pids in CGROUP_PROCS other than SELF, comma-separated ("" when none).
+std::string other_processes(const fs::path& cgroup_procs, pid_t self) {
+  std::istringstream pids(read_text(cgroup_procs).value_or(""));
+  std::string others;
+  for (std::string pid; pids >> pid;) {
+    if (pid != std::to_string(self))
+      others += (others.empty() ? "" : ", ") + pid;
+  }
+  return others;
+}
+
+// The host's cgroup made ready for leaves (see worker_cgroups.h), or nothing with WHY_NOT.
+std::optional<fs::path> prepared_cgroup(const CgroupLocation& where, std::string& why_not) {
+  const fs::path& root = where.root;
+  const std::optional<std::string> path = unified_path(where.cgroup_file);
+  if (!path) {
+    why_not = "this process is in no cgroup v2 hierarchy (no 0:: line in /proc/self/cgroup)";
+    return std::nullopt;
+  }
+  const fs::path relative = fs::path(*path).relative_path();
+  const fs::path dir = relative.empty() ? root : root / relative;
+  const std::optional<std::string> controllers = read_text(dir / "cgroup.controllers");
+  if (!controllers) {
+    why_not = dir.string() + " is not a cgroup v2 directory (no cgroup.controllers)";
+    return std::nullopt;
+  }
+  // Only the system's root cgroup has no cgroup.type (a container's namespace root has one).
+  if (!fs::exists(dir / "cgroup.type")) {
+    why_not = "the host runs in the system's root cgroup " + dir.string() +
+              ", which is not delegated to it (systemd: Delegate=yes)";
+    return std::nullopt;
+  }
+  if (!has_word(*controllers, "memory")) {
+    why_not = "the memory controller is not available in " + dir.string() +
+              " (cgroup.controllers: '" + trimmed(*controllers) + "')";
+    return std::nullopt;
+  }
+  if (::access(dir.c_str(), W_OK) != 0 ||
+      ::access((dir / "cgroup.subtree_control").c_str(), W_OK) != 0) {
+    why_not = "the cgroup " + dir.string() +
+              " is not delegated to this process (not writable; systemd: Delegate=yes, and no "
+              "ProtectControlGroups=yes)";
+    return std::nullopt;
+  }
+  try {
+    if (!has_word(read_text(dir / "cgroup.subtree_control").value_or(""), "memory")) {
+      // No internal processes: the host leaves its cgroup for a leaf of it first, if the
+      // cgroup is its own (not a shell's or a terminal's, which would stay behind).
+      const std::string others = other_processes(dir / "cgroup.procs", where.self);
+      if (!others.empty()) {
+        why_not = "the cgroup " + dir.string() + " holds other processes than the host (" + others +
+                  "): give the host a cgroup of its own (systemd: Delegate=yes)";
+        return std::nullopt;
+      }
+      if (!trimmed(read_text(dir / "cgroup.procs").value_or("")).empty()) {
+        std::error_code ignored;
+        fs::create_directory(dir / "host", ignored);
+        write_text(dir / "host" / "cgroup.procs", std::to_string(where.self));
+      }
+      write_text(dir / "cgroup.subtree_control", "+memory");
+    }
+  } catch (const std::system_error& error) {
+    why_not = std::string("cannot enable the memory controller below ") + dir.string() + ": " +
+              error.what();
+    return std::nullopt;
+  }
+  return dir;
+}
+
 }  // namespace
 
 CgroupLeaf::~CgroupLeaf() {
@@ -125,64 +195,30 @@ std::uint64_t CgroupLeaf::oom_kills() const {
   return 0;
 }
 
-std::unique_ptr<WorkerCgroups> WorkerCgroups::prepare(const fs::path& root,
-                                                      const std::string& cgroup_file, pid_t self,
-                                                      std::string& why_not) {
-  const std::optional<std::string> path = unified_path(cgroup_file);
-  if (!path) {
-    why_not = "this process is in no cgroup v2 hierarchy (no 0:: line in /proc/self/cgroup)";
-    return nullptr;
-  }
-  const fs::path relative = fs::path(*path).relative_path();
-  const fs::path dir = relative.empty() ? root : root / relative;
-  const std::optional<std::string> controllers = read_text(dir / "cgroup.controllers");
-  if (!controllers) {
-    why_not = dir.string() + " is not a cgroup v2 directory (no cgroup.controllers)";
-    return nullptr;
-  }
-  // Only the system's root cgroup has no cgroup.type (a container's namespace root has one).
-  if (!fs::exists(dir / "cgroup.type")) {
-    why_not = "the host runs in the system's root cgroup " + dir.string() +
-              ", which is not delegated to it (systemd: Delegate=yes)";
-    return nullptr;
-  }
-  if (!has_word(*controllers, "memory")) {
-    why_not = "the memory controller is not available in " + dir.string() +
-              " (cgroup.controllers: '" + trimmed(*controllers) + "')";
-    return nullptr;
-  }
-  if (::access(dir.c_str(), W_OK) != 0 ||
-      ::access((dir / "cgroup.subtree_control").c_str(), W_OK) != 0) {
-    why_not = "the cgroup " + dir.string() +
-              " is not delegated to this process (not writable; systemd: Delegate=yes, and no "
-              "ProtectControlGroups=yes)";
-    return nullptr;
-  }
-  try {
-    if (!has_word(read_text(dir / "cgroup.subtree_control").value_or(""), "memory")) {
-      // No internal processes: the host leaves its cgroup for a leaf of it first.
-      if (!trimmed(read_text(dir / "cgroup.procs").value_or("")).empty()) {
-        std::error_code ignored;
-        fs::create_directory(dir / "host", ignored);
-        write_text(dir / "host" / "cgroup.procs", std::to_string(self));
-      }
-      write_text(dir / "cgroup.subtree_control", "+memory");
-    }
-  } catch (const std::system_error& error) {
-    why_not = std::string("cannot enable the memory controller below ") + dir.string() + ": " +
-              error.what();
-    return nullptr;
-  }
-  return std::unique_ptr<WorkerCgroups>(new WorkerCgroups(dir));
+CgroupLocation CgroupLocation::of_this_process() {
+  return {cgroup2_mount().value_or("/sys/fs/cgroup"), read_text("/proc/self/cgroup").value_or(""),
+          ::getpid()};
 }
 
-std::unique_ptr<WorkerCgroups> WorkerCgroups::prepare_for_this_process(std::string& why_not) {
-  return prepare(cgroup2_mount().value_or("/sys/fs/cgroup"),
-                 read_text("/proc/self/cgroup").value_or(""), ::getpid(), why_not);
+WorkerCgroups::WorkerCgroups(CgroupLocation where, Decided on_decided)
+    : where_(std::move(where)), on_decided_(std::move(on_decided)) {}
+
+bool WorkerCgroups::usable() {
+  std::call_once(prepared_, [this] {
+    if (std::optional<fs::path> dir = prepared_cgroup(where_, why_not_)) {
+      dir_ = std::move(*dir);
+      usable_ = true;
+    }
+    if (on_decided_)
+      on_decided_(*this);
+  });
+  return usable_;
 }
 
 std::unique_ptr<CgroupLeaf> WorkerCgroups::leaf(const std::string& worker,
                                                 std::uint64_t memory_max) {
+  if (!usable())
+    return nullptr;
   const fs::path dir =
       dir_ / ("worker-" + directory_safe(worker) + "-" + std::to_string(next_leaf_++));
   // One left by an earlier host in this cgroup (it was killed) is empty: made anew.

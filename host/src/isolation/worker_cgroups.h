@@ -6,6 +6,7 @@
 // apart from an operator's kill -9: the host names that death "oom". Without a usable delegated
 // cgroup (not cgroup v2, the memory controller not offered, not writable), memory_max is the
 // child's RLIMIT_DATA instead (worker/resource_limits.h); the host says once which is in force.
+// The host's cgroup is looked at when the first child with a memory_max starts, not before.
 //
 // The "no internal processes" rule of cgroup v2: a cgroup that holds processes cannot give
 // controllers to children. So when the memory controller is not yet enabled below the host's
@@ -21,7 +22,9 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 namespace warren::isolation {
@@ -44,30 +47,47 @@ class CgroupLeaf {
   std::filesystem::path dir_;
 };
 
+// Where to look for the host's cgroup: ROOT, where the cgroup v2 hierarchy is mounted;
+// CGROUP_FILE, the text of /proc/self/cgroup (its "0::/path" line); SELF, the host's pid.
+struct CgroupLocation {
+  std::filesystem::path root;
+  std::string cgroup_file;
+  pid_t self = 0;
+  // The cgroup2 mount from /proc/self/mountinfo (else /sys/fs/cgroup), /proc/self/cgroup, getpid().
+  static CgroupLocation of_this_process();
+};
+
 class WorkerCgroups {
  public:
-  // The host's delegated cgroup, made ready for children's leaves (see above), or null with the
-  // reason in WHY_NOT. ROOT: where the cgroup v2 hierarchy is mounted; CGROUP_FILE: the text of
-  // /proc/self/cgroup (its "0::/path" line); SELF: the host's pid. Nothing is changed when the
-  // answer is null, except a host that could move itself into `host/` but then not enable the
-  // memory controller (another process stays in its cgroup): it stays in `host/`.
-  static std::unique_ptr<WorkerCgroups> prepare(const std::filesystem::path& root,
-                                                const std::string& cgroup_file, pid_t self,
-                                                std::string& why_not);
-  // prepare() for this process: the cgroup2 mount from /proc/self/mountinfo (else
-  // /sys/fs/cgroup) and /proc/self/cgroup.
-  static std::unique_ptr<WorkerCgroups> prepare_for_this_process(std::string& why_not);
+  // Called once, when usable() has decided (to log which limit is in force).
+  using Decided = std::function<void(const WorkerCgroups&)>;
 
-  // The host's delegated cgroup: the children's leaves are made in it.
+  // Looks at nothing and changes nothing yet: a host made only to check a config (`warren
+  // check`, `warren reload`) starts no child, and must not move itself.
+  explicit WorkerCgroups(CgroupLocation where, Decided on_decided = {});
+  WorkerCgroups(const WorkerCgroups&) = delete;
+  WorkerCgroups& operator=(const WorkerCgroups&) = delete;
+
+  // The first call (thread-safe) finds the host's cgroup and makes it ready for leaves (see
+  // above); then whether it is. Nothing is changed when it is not usable.
+  bool usable();
+  // After usable(): the host's delegated cgroup, where the leaves are made; or why it is not
+  // usable.
   const std::filesystem::path& dir() const noexcept { return dir_; }
+  const std::string& why_not() const noexcept { return why_not_; }
+
   // A new leaf worker-WORKER-N (WORKER's characters other than letters, digits, '_', '-' and
-  // '.' made '_') with memory.max MEMORY_MAX (bytes) and no swap. Throws std::system_error
-  // naming the file.
+  // '.' made '_') with memory.max MEMORY_MAX (bytes) and no swap; null when not usable().
+  // Throws std::system_error naming the file.
   std::unique_ptr<CgroupLeaf> leaf(const std::string& worker, std::uint64_t memory_max);
 
  private:
-  explicit WorkerCgroups(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  const CgroupLocation where_;
+  const Decided on_decided_;
+  std::once_flag prepared_;
+  bool usable_ = false;
   std::filesystem::path dir_;
+  std::string why_not_;
   std::atomic<std::uint64_t> next_leaf_{1};
 };
 

@@ -53,7 +53,8 @@ void WorkerProcess::start() {
     } catch (const std::system_error& error) {
       throw WorkerStartError(std::string("worker process: ") + error.what());
     }
-    arguments.memory_max = 0;  // the cgroup's memory.max rather than RLIMIT_DATA
+    if (leaf)
+      arguments.memory_max = 0;  // the cgroup's memory.max rather than RLIMIT_DATA
   }
   child_.emplace(spawn_worker(executable_, arguments.to_argv(), options_.plugin_fd));
   leaf_ = std::move(leaf);

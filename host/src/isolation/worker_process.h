@@ -40,10 +40,10 @@ struct WorkerProcessOptions {
   // pings while a handler runs).
   std::chrono::milliseconds ping_interval{1'000};
   std::chrono::milliseconds wedged_after{10'000};
-  // The most memory the child may use, in bytes (0: no limit): with CGROUPS, the memory.max of
-  // a leaf cgroup of its own (worker_cgroups.h: the OOM killer ends it, "oom"); else its
-  // RLIMIT_DATA (an allocation past it ends the child at once, "oom";
-  // worker/resource_limits.h says what that does not cover).
+  // The most memory the child may use, in bytes (0: no limit): with CGROUPS (when usable), the
+  // memory.max of a leaf cgroup of its own (worker_cgroups.h: the OOM killer ends it, "oom"); else
+  // its RLIMIT_DATA (an allocation past it ends the child at once, "oom"; worker/resource_limits.h
+  // says what that does not cover).
   std::uint64_t memory_max = 0;
   WorkerCgroups* cgroups = nullptr;  // the host's, outliving this
   // Whether a crashing child may leave a core dump (RLIMIT_CORE left as the host's); off by

@@ -15,6 +15,9 @@ HeldPluginFile::HeldPluginFile(const std::filesystem::path& plugin_dir,
   PluginContent content = read_plugin_content(file);
   content_hash_ = std::move(content.hash);
   memory_ = MemoryFile::of(file, content.bytes, MemoryFile::Sealing::sealed);
+  // A worker process gets it as its descriptor 4 (isolation/worker_spawn.h): one at 4 or below
+  // would have to be copied out of the way at every spawn.
+  memory_.move_to_at_least(kAboveWorkerDescriptors, file);
 }
 
 }  // namespace warren::plugin

@@ -13,6 +13,10 @@
 
 namespace warren::plugin {
 
+// The lowest descriptor number the held file is kept at: above the ones a worker process is
+// given (its socket at 3, this file at 4: isolation/worker_spawn.h).
+inline constexpr int kAboveWorkerDescriptors = 5;
+
 class HeldPluginFile {
  public:
   // Checks FILE as the loader does before it opens one (check_trusted_plugin_file: PLUGIN_DIR is

@@ -67,6 +67,16 @@ MemoryFile::~MemoryFile() {
     ::close(fd_);
 }
 
+void MemoryFile::move_to_at_least(int lowest, const std::filesystem::path& file) {
+  if (fd_ >= lowest)
+    return;
+  const int moved = ::fcntl(fd_, F_DUPFD_CLOEXEC, lowest);
+  if (moved < 0)
+    throw PluginLoadError(file, std::string("refused: cannot move its memory file's descriptor: ") +
+                                    std::strerror(errno));
+  ::close(std::exchange(fd_, moved));
+}
+
 std::filesystem::path MemoryFile::proc_path() const {
   return "/proc/self/fd/" + std::to_string(fd_);
 }

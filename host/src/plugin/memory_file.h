@@ -29,6 +29,9 @@ class MemoryFile {
   ~MemoryFile();
 
   int fd() const noexcept { return fd_; }
+  // Moves the descriptor to LOWEST or above (if it is below), keeping close-on-exec. Throws
+  // PluginLoadError naming FILE.
+  void move_to_at_least(int lowest, const std::filesystem::path& file);
   // What the dynamic loader is given: /proc/self/fd/N.
   std::filesystem::path proc_path() const;
 

@@ -85,17 +85,20 @@ void Host::make_process_runner(Worker& worker, const std::filesystem::path& plug
 }
 
 isolation::WorkerCgroups* Host::worker_cgroups() {
-  if (worker_cgroups_decided_)
-    return worker_cgroups_.get();
-  worker_cgroups_decided_ = true;
-  std::string why_not;
-  worker_cgroups_ = isolation::WorkerCgroups::prepare_for_this_process(why_not);
-  observability::log(
-      observability::LogLevel::info, {},
-      worker_cgroups_
-          ? "memory_max of worker processes: cgroup v2, a leaf per process under " +
-                worker_cgroups_->dir().string() + " (memory.max)"
-          : "memory_max of worker processes: RLIMIT_DATA (no cgroup v2 to use: " + why_not + ")");
+  if (!worker_cgroups_) {
+    // Decided when the first child with a memory_max starts (a host made only to check a
+    // config starts none, and changes nothing), said once.
+    worker_cgroups_ = std::make_unique<isolation::WorkerCgroups>(
+        isolation::CgroupLocation::of_this_process(), [](const isolation::WorkerCgroups& decided) {
+          observability::log(
+              observability::LogLevel::info, {},
+              !decided.dir().empty()
+                  ? "memory_max of worker processes: cgroup v2, a leaf per process under " +
+                        decided.dir().string() + " (memory.max)"
+                  : "memory_max of worker processes: RLIMIT_DATA (no cgroup v2 to use: " +
+                        decided.why_not() + ")");
+        });
+  }
   return worker_cgroups_.get();
 }
 

@@ -110,7 +110,7 @@ class Host {
   // isolation = "process": the worker's runner (the host never loads its plugin). Throws
   // PluginLoadError when the plugin file cannot be read or warren-worker is missing.
   void make_process_runner(Worker& worker, const std::filesystem::path& plugin_dir);
-  // worker_cgroups_, decided and logged the first time.
+  // worker_cgroups_, made the first time.
   isolation::WorkerCgroups* worker_cgroups();
   std::filesystem::path owner_plugin_dir(const Worker& worker);
   // The worker's dispatcher on its generation's transport, started; its subscription.
@@ -136,10 +136,9 @@ class Host {
   // child runs the binary of this host's version (isolation/worker_spawn.h).
   std::unique_ptr<isolation::HeldExecutable> worker_binary_;
   // memory_max of worker processes: a cgroup v2 leaf per child when the host has a delegated
-  // cgroup (isolation/worker_cgroups.h), else null: RLIMIT_DATA. Decided, and logged, once: at the
-  // first worker with isolation = "process" and a memory_max.
+  // cgroup, else RLIMIT_DATA (isolation/worker_cgroups.h). Made with the first worker with
+  // isolation = "process" and a memory_max; decided, and logged, when its first child starts.
   std::unique_ptr<isolation::WorkerCgroups> worker_cgroups_;
-  bool worker_cgroups_decided_ = false;
   std::vector<std::unique_ptr<Worker>> workers_;
   // Workers whose handlers outlived the shutdown timeout of a reload: kept, never destroyed
   // under a running handler.

@@ -24,14 +24,42 @@ class WorkerCgroupsTest : public ::testing::Test {
  protected:
   std::unique_ptr<WorkerCgroups> prepare(
       const std::string& cgroup_file = FakeCgroupTree::kCgroupFile) {
-    return WorkerCgroups::prepare(tree_.root(), cgroup_file, 4242, why_not_);
+    auto cgroups = std::make_unique<WorkerCgroups>(CgroupLocation{root_, cgroup_file, 4242},
+                                                   [this](const WorkerCgroups&) { ++decided_; });
+    if (cgroups->usable())
+      return cgroups;
+    why_not_ = cgroups->why_not();
+    return nullptr;
   }
 
   FakeCgroupTree tree_;
   const fs::path& root_ = tree_.root();
   const fs::path& service_ = tree_.service();
   std::string why_not_;
+  int decided_ = 0;
 };
+
+TEST_F(WorkerCgroupsTest, MadeButNotYetUsed_LooksAtNothingAndChangesNothing) {
+  WorkerCgroups cgroups(CgroupLocation{root_, FakeCgroupTree::kCgroupFile, 4242});
+  EXPECT_FALSE(fs::exists(service_ / "host"));
+  EXPECT_EQ(read(service_ / "cgroup.subtree_control"), "");
+}
+
+TEST_F(WorkerCgroupsTest, Usable_IsDecidedOnceAndSaidOnce) {
+  auto cgroups = prepare();
+  ASSERT_NE(cgroups, nullptr) << why_not_;
+  EXPECT_TRUE(cgroups->usable());
+  EXPECT_TRUE(cgroups->usable());
+  EXPECT_EQ(decided_, 1);
+}
+
+TEST_F(WorkerCgroupsTest, ACgroupTheHostSharesWithOtherProcesses_IsNotUsableAndNothingMoves) {
+  write(service_ / "cgroup.procs", "4242\n999\n");  // a shell, a terminal
+  EXPECT_EQ(prepare(), nullptr);
+  EXPECT_THAT(why_not_, HasSubstr("holds other processes than the host (999)"));
+  EXPECT_FALSE(fs::exists(service_ / "host"));
+  EXPECT_EQ(read(service_ / "cgroup.subtree_control"), "");
+}
 
 TEST_F(WorkerCgroupsTest, ADelegatedCgroup_TheHostMovesIntoHostAndEnablesMemoryForLeaves) {
   auto cgroups = prepare();
@@ -51,6 +79,7 @@ TEST_F(WorkerCgroupsTest, MemoryAlreadyEnabledBelowTheHostsCgroup_NothingIsMoved
 
 TEST_F(WorkerCgroupsTest, NoCgroupV2Line_IsNotUsableAndSaysWhy) {
   EXPECT_EQ(prepare("4:memory:/system.slice/warren.service\n"), nullptr);
+  EXPECT_EQ(decided_, 1);
   EXPECT_THAT(why_not_, HasSubstr("no cgroup v2"));
 }
 
