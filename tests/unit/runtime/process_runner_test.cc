@@ -120,7 +120,12 @@ TEST_F(ProcessRunnerTest, AThousandChildCrashesInARow_NoGrowthOfDescriptorsOrMem
   const std::size_t descriptors = open_descriptors();
   const long resident = resident_kib();
   ASSERT_TRUE(test_support::eventually([&] { return crashes("SIGSEGV") >= 20 + kCrashes; }, 300s));
-  EXPECT_EQ(open_descriptors(), descriptors) << "descriptors after " << kCrashes << " crashes";
+  // Sampled while the lane restarts children, a count may include one spawn's passing
+  // descriptors (its socket pair, its pidfd): a leak of even one a crash never gets back down.
+  std::size_t now = 0;
+  EXPECT_TRUE(
+      test_support::eventually([&] { return (now = open_descriptors()) <= descriptors; }, 10s))
+      << now << " descriptors after " << kCrashes << " crashes, " << descriptors << " before";
   if (kCountMemory) {
     EXPECT_LT(resident_kib() - resident, 4 * 1024) << "KiB of memory grown over the crashes";
   }
