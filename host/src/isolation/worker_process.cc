@@ -1,6 +1,5 @@
 #include "isolation/worker_process.h"
 
-#include <poll.h>
 #include <unistd.h>
 
 #include "isolation/frame_codec.h"
@@ -155,10 +154,20 @@ std::optional<WorkerDeath> WorkerProcess::handle(
   auto ping_sent = Clock::time_point::max();
   bool cancelled = false;
   while (true) {
+    auto now = Clock::now();
+    auto wedged_deadline = ping_sent == Clock::time_point::max()
+                               ? Clock::time_point::max()
+                               : ping_sent + options_.wedged_after;
+    // A stop request is not a descriptor: look again every 100 ms while one may come.
+    auto stop_check = cancelled ? Clock::time_point::max() : now + std::chrono::milliseconds(100);
+    const int wait_ms =
+        poll_timeout({soft_deadline, hard_deadline, ping_at, wedged_deadline, stop_check});
     Frame frame;
     FrameSocket::Status status;
     try {
-      status = socket.receive(frame);
+      // One blocking recv() until the next deadline: the outcome usually comes well before it.
+      status = socket.receive_waiting(
+          frame, wait_ms < 0 ? FrameSocket::kForever : std::chrono::milliseconds(wait_ms));
     } catch (const FrameError& error) {
       return bury("protocol: " + std::string(error.what()));
     }
@@ -175,29 +184,21 @@ std::optional<WorkerDeath> WorkerProcess::handle(
       }
       continue;
     }
-    auto now = Clock::now();
+    now = Clock::now();
     if (now >= hard_deadline)
       return bury("timeout");
     if (ping_sent != Clock::time_point::max() && now - ping_sent >= options_.wedged_after)
       return bury("wedged");
     if (!cancelled && (now >= soft_deadline || services.stop_requested())) {
       cancelled = true;
+      soft_deadline = Clock::time_point::max();  // passed: not a time to wake for any more
       socket.send(Cancel{sequence}, std::chrono::milliseconds(1'000));
     }
     if (now >= ping_at && ping_sent == Clock::time_point::max()) {
       ping_sent = now;
+      ping_at = Clock::time_point::max();  // the next one after an answer
       socket.send(Ping{next_ping_++}, std::chrono::milliseconds(1'000));
     }
-    auto wedged_deadline = ping_sent == Clock::time_point::max()
-                               ? Clock::time_point::max()
-                               : ping_sent + options_.wedged_after;
-    // A stop request is not a descriptor: look again every 100 ms while one may come.
-    auto stop_check = cancelled ? Clock::time_point::max() : now + std::chrono::milliseconds(100);
-    pollfd watched[2] = {{socket.fd(), POLLIN, 0}, {child_->pidfd(), POLLIN, 0}};
-    int ready =
-        ::poll(watched, 2,
-               poll_timeout({soft_deadline, hard_deadline, ping_at, wedged_deadline, stop_check}));
-    (void)ready;  // every case is read again at the top: frames, end of stream, deadlines
   }
 }
 

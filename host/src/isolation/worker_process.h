@@ -29,8 +29,8 @@ struct WorkerProcessOptions {
   std::chrono::milliseconds soft_timeout{0};  // 0: never asked to stop
   std::chrono::milliseconds hard_timeout{0};  // 0: never killed for time
   // A Ping when the child has been silent this long, and "wedged" when it has not answered one
-  // for wedged_after (a process stopped or stuck outside the handler: the reader thread answers
-  // pings while a handler runs).
+  // for wedged_after (a process stopped or stuck outside the handler: the child's watcher thread
+  // answers pings while a handler runs).
   std::chrono::milliseconds ping_interval{1'000};
   std::chrono::milliseconds wedged_after{10'000};
   // The most memory the child may use, in bytes (0: no limit): its RLIMIT_DATA. An allocation
