@@ -31,7 +31,8 @@ FrameSocket::FrameSocket(FrameSocket&& other) noexcept
       send_failed_(other.send_failed_.load()),
       send_failure_(std::move(other.send_failure_)),
       receive_ended_(other.receive_ended_.load()),
-      receive_end_(std::move(other.receive_end_)) {}
+      receive_end_(std::move(other.receive_end_)),
+      peer_left_frames_unread_(other.peer_left_frames_unread_) {}
 
 FrameSocket& FrameSocket::operator=(FrameSocket&& other) noexcept {
   if (this != &other) {
@@ -45,6 +46,7 @@ FrameSocket& FrameSocket::operator=(FrameSocket&& other) noexcept {
     send_failure_ = std::move(other.send_failure_);
     receive_ended_ = other.receive_ended_.load();
     receive_end_ = std::move(other.receive_end_);
+    peer_left_frames_unread_ = other.peer_left_frames_unread_;
   }
   return *this;
 }
@@ -129,11 +131,17 @@ FrameSocket::Status FrameSocket::read_frame(Frame& frame, int flags) {
       continue;
     if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
       return Status::would_block;
+    if (got < 0 && errno == ECONNRESET) {
+      // The peer died with packets of ours unread (a child killed mid-window). The kernel says so
+      // once, before the packets the peer sent until then: read those (they say which messages
+      // ran), then the end of the stream.
+      peer_left_frames_unread_ = true;
+      continue;
+    }
     if (got <= 0) {
-      // ECONNRESET: the peer died with packets of ours unread (a child killed mid-window).
-      receive_end_ = got == 0              ? "end of stream"
-                     : errno == ECONNRESET ? "end of stream (the peer left frames unread)"
-                                           : std::strerror(errno);
+      receive_end_ = got < 0                    ? std::strerror(errno)
+                     : peer_left_frames_unread_ ? "end of stream (the peer left frames unread)"
+                                                : "end of stream";
       receive_ended_ = true;
       return Status::closed;
     }

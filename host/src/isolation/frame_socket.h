@@ -73,6 +73,7 @@ class FrameSocket {
   std::string send_failure_;
   std::atomic<bool> receive_ended_ = false;
   std::string receive_end_;
+  bool peer_left_frames_unread_ = false;  // ECONNRESET seen: said in receive_end_ at the end
 };
 
 }  // namespace warren::isolation

@@ -149,6 +149,8 @@ WorkerProcess::Served WorkerProcess::serve(Frame& frame) {
 std::optional<WorkerDeath> WorkerProcess::handle(
     const warren_message& message, const std::vector<std::pair<std::string, std::string>>& headers,
     host_abi::MessageServices& services) {
+  if (!child_)
+    start();
   Awaited awaited = await(submit(message, headers, services));
   if (awaited.kind == Awaited::Kind::ran)
     return std::nullopt;
@@ -158,9 +160,11 @@ std::optional<WorkerDeath> WorkerProcess::handle(
 WorkerProcess::Ticket WorkerProcess::submit(
     const warren_message& message, const std::vector<std::pair<std::string, std::string>>& headers,
     host_abi::MessageServices& services) {
-  if (!child_)
-    start();
   const Ticket sequence = next_sequence_++;
+  if (!child_) {
+    done_[sequence] = Awaited{Awaited::Kind::not_run, {}};  // start() one first
+    return sequence;
+  }
   Deliver deliver{sequence,
                   std::string(text(message.body)),
                   std::string(text(message.routing_key)),
@@ -204,8 +208,9 @@ WorkerProcess::Awaited WorkerProcess::await(Ticket ticket) {
   auto die = [&](std::optional<std::string> override_reason) {
     end_window(bury(std::move(override_reason)).reason);
   };
-  if (child_ && child_->socket().closed())
-    die(std::nullopt);  // a Deliver could not be sent: the child is dead or stuck
+  // A Deliver that could not be sent (the child dead or stuck) is no reason to stop reading: the
+  // outcomes the child sent before are still to be read, and they say which messages ran. Its
+  // end of stream, or its silence (no pong: wedged), comes after them.
   auto after_now = [](Clock::time_point since, std::chrono::milliseconds duration) {
     return duration.count() <= 0 ? Clock::time_point::max() : since + duration;
   };

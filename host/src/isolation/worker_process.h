@@ -82,12 +82,12 @@ class WorkerProcess {
                                     const std::vector<std::pair<std::string, std::string>>& headers,
                                     host_abi::MessageServices& services);
 
-  // The window. submit() sends one message behind those in flight (starting the child if none
-  // runs: WorkerStartError) and returns its ticket; SERVICES must outlive its await(). await()
-  // serves the child's frames, each to its own message's services, until TICKET's message is
-  // done: it ran (its outcome reached services.report()), the child died running it (`died`,
-  // the reason), or the child died running an earlier one, so that it never ran (`not_run`: it
-  // may go to the next child as it is). Tickets may be awaited in any order, each once.
+  // The window. submit() sends one message behind those in flight and returns its ticket (with
+  // no child running, one that is `not_run`: start() first); SERVICES must outlive its await().
+  // await() serves the child's frames, each to its own message's services, until TICKET's message
+  // is done: it ran (its outcome reached services.report()), the child died running it (`died`, the
+  // reason), or the child died running an earlier one, so that it never ran (`not_run`: it may go
+  // to the next child as it is). Tickets may be awaited in any order, each once.
   using Ticket = std::uint64_t;
   struct Awaited {
     enum class Kind { ran, died, not_run };

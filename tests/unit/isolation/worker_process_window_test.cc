@@ -22,6 +22,17 @@ WorkerProcess::Ticket submit(WorkerProcess& process, const Message& message,
   return process.submit(message.view(), message.headers, services);
 }
 
+// Sends every message at once, a window as deep as the array.
+template <std::size_t N>
+std::array<WorkerProcess::Ticket, N> submit_all(WorkerProcess& process,
+                                                const std::array<Message, N>& messages,
+                                                std::array<FakeMessage, N>& services) {
+  std::array<WorkerProcess::Ticket, N> tickets{};
+  for (std::size_t i = 0; i < N; ++i)
+    tickets[i] = submit(process, messages[i], services[i]);
+  return tickets;
+}
+
 TEST(WorkerProcessWindow, ACrashWithFourInFlight_BlamesTheFirstUnanswered_TheRestRunOnceInTheNext) {
   FakeWorker worker;
   WorkerProcess process(worker_binary(), options(), worker);
@@ -30,9 +41,7 @@ TEST(WorkerProcessWindow, ACrashWithFourInFlight_BlamesTheFirstUnanswered_TheRes
   const std::array<Message, 4> messages = {with_action("ack"), with_action("segfault"),
                                            with_action("ack"), with_action("retry:100")};
   std::array<FakeMessage, 4> services;
-  std::array<WorkerProcess::Ticket, 4> tickets{};
-  for (std::size_t i = 0; i < messages.size(); ++i)
-    tickets[i] = submit(process, messages[i], services[i]);
+  auto tickets = submit_all(process, messages, services);
   EXPECT_EQ(process.in_flight(), 4u);
 
   EXPECT_EQ(process.await(tickets[0]).kind, Kind::ran);
@@ -45,6 +54,9 @@ TEST(WorkerProcessWindow, ACrashWithFourInFlight_BlamesTheFirstUnanswered_TheRes
   EXPECT_FALSE(process.running());
 
   // The two that never ran go to a fresh child as they are.
+  EXPECT_EQ(process.await(submit(process, messages[2], services[2])).kind, Kind::not_run)
+      << "no child running: start() one first";
+  process.start();
   tickets[2] = submit(process, messages[2], services[2]);
   tickets[3] = submit(process, messages[3], services[3]);
   EXPECT_NE(process.pid(), first_child);
@@ -66,9 +78,7 @@ TEST(WorkerProcessWindow, AChildKilledFromOutsideMidWindow_BlamesTheRunningOneOn
   std::array<Message, 3> messages = {with_action("sleep:30000"), with_action("ack"),
                                      with_action("ack")};
   std::array<FakeMessage, 3> services;
-  std::array<WorkerProcess::Ticket, 3> tickets{};
-  for (std::size_t i = 0; i < messages.size(); ++i)
-    tickets[i] = submit(process, messages[i], services[i]);
+  auto tickets = submit_all(process, messages, services);
   ::kill(process.pid(), SIGKILL);
   // Awaited out of order: the last first.
   EXPECT_EQ(process.await(tickets[2]).kind, Kind::not_run);
@@ -76,6 +86,7 @@ TEST(WorkerProcessWindow, AChildKilledFromOutsideMidWindow_BlamesTheRunningOneOn
   EXPECT_EQ(culprit.kind, Kind::died);
   EXPECT_EQ(culprit.reason, "killed");
   EXPECT_EQ(process.await(tickets[1]).kind, Kind::not_run);
+  process.start();
   for (std::size_t i = 1; i < messages.size(); ++i)
     EXPECT_EQ(process.await(submit(process, messages[i], services[i])).kind, Kind::ran);
   EXPECT_EQ(services[0].outcomes.size(), 0u);
@@ -92,9 +103,7 @@ TEST(WorkerProcessWindow, InterleavedMessages_OutcomesAndPublishesReachTheirOwnM
                                      with_action("dead_letter:no such customer")};
   std::array<FakeMessage, 4> services;
   services[2].publish_error = "unroutable";  // reaches the third handler only
-  std::array<WorkerProcess::Ticket, 4> tickets{};
-  for (std::size_t i = 0; i < messages.size(); ++i)
-    tickets[i] = submit(process, messages[i], services[i]);
+  auto tickets = submit_all(process, messages, services);
   // The last awaited first: everything before it is served on the way, each to its own message.
   EXPECT_EQ(process.await(tickets[3]).kind, Kind::ran);
   for (std::size_t i = 0; i < 3; ++i)
@@ -128,9 +137,7 @@ TEST(WorkerProcessWindow, AHardTimeoutWithAFullWindow_KillsForTheRunningMessageO
                                      with_action("sleep:200"), with_action("sleep:30000"),
                                      with_action("ack")};
   std::array<FakeMessage, 5> services;
-  std::array<WorkerProcess::Ticket, 5> tickets{};
-  for (std::size_t i = 0; i < messages.size(); ++i)
-    tickets[i] = submit(process, messages[i], services[i]);
+  auto tickets = submit_all(process, messages, services);
   for (std::size_t i = 0; i < 3; ++i)
     EXPECT_EQ(process.await(tickets[i]).kind, Kind::ran) << i;
   auto culprit = process.await(tickets[3]);
@@ -150,9 +157,7 @@ TEST(WorkerProcessWindow, ASoftTimeoutWithAFullWindow_CancelsTheRunningMessageOn
   std::array<Message, 3> messages = {with_action("sleep:500"), with_action("sleep:50"),
                                      with_action("sleep:50")};
   std::array<FakeMessage, 3> services;
-  std::array<WorkerProcess::Ticket, 3> tickets{};
-  for (std::size_t i = 0; i < messages.size(); ++i)
-    tickets[i] = submit(process, messages[i], services[i]);
+  auto tickets = submit_all(process, messages, services);
   for (std::size_t i = 0; i < messages.size(); ++i)
     EXPECT_EQ(process.await(tickets[i]).kind, Kind::ran) << i;
   auto saw_stop = [](const FakeMessage& message) {
