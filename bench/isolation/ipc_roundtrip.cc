@@ -1,6 +1,6 @@
-// bench_ipc_roundtrip WORKER_BINARY PLUGIN [MESSAGES]: what isolation = "process" costs one
-// message, without a broker. Runs a no-op plugin MESSAGES times in this process (HandlerInstance,
-// as a thread-isolated worker does) and MESSAGES times in one warren-worker child
+// bench_ipc_roundtrip WORKER_BINARY PLUGIN [MESSAGES [WINDOW]]: what isolation = "process" costs
+// one message, without a broker. Runs a no-op plugin MESSAGES times in this process
+// (HandlerInstance, as a thread-isolated worker does) and MESSAGES times in one warren-worker child
 // (WorkerProcess::handle, as a process-isolated worker does: the message over the socket, the
 // outcome back), in batches of 1000, and prints each side's median µs per message over the
 // batches, their difference (the round trip) and this process's CPU µs per message on each side
@@ -8,6 +8,7 @@
 // child.
 #include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -88,6 +89,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const long messages = argc > 3 ? std::stol(argv[3]) : 100000;
+  const std::size_t window = argc > 4 ? std::stoul(argv[4]) : 1;
   std::string body(256, 'x');  // the consume benchmark's message size
   std::string id = "bench-1";
   warren_message view{};
@@ -117,6 +119,22 @@ int main(int argc, char** argv) {
       std::exit(1);
     }
   });
+  // WINDOW in flight: each call sends one and, the window full, waits for the oldest.
+  std::deque<isolation::WorkerProcess::Ticket> tickets;
+  auto await_oldest = [&] {
+    if (child.await(tickets.front()).kind != isolation::WorkerProcess::Awaited::Kind::ran) {
+      std::fprintf(stderr, "the child died\n");
+      std::exit(1);
+    }
+    tickets.pop_front();
+  };
+  const Side windowed = window <= 1 ? Side{} : time_side(messages, [&] {
+    if (tickets.size() == window)
+      await_oldest();
+    tickets.push_back(child.submit(view, headers, services));
+  });
+  while (!tickets.empty())
+    await_oldest();
   child.stop(std::chrono::steady_clock::now() + std::chrono::seconds(5));
 
   std::printf("| side | median µs/msg | this process's CPU µs/msg |\n|---|---:|---:|\n");
@@ -124,7 +142,11 @@ int main(int argc, char** argv) {
               thread.median_us_per_message, thread.cpu_us_per_message);
   std::printf("| worker process (WorkerProcess::handle) | %.2f | %.2f |\n",
               process.median_us_per_message, process.cpu_us_per_message);
+  if (window > 1)
+    std::printf("| worker process, window %zu (submit, await) | %.2f | %.2f |\n", window,
+                windowed.median_us_per_message, windowed.cpu_us_per_message);
   std::printf("\nround trip: %.2f µs per message (%ld messages a side, batches of 1000)\n",
               process.median_us_per_message - thread.median_us_per_message, messages);
-  return services.outcomes == 2 * (messages + 1000) ? 0 : 1;
+  const long sides = window > 1 ? 3 : 2;
+  return services.outcomes == sides * (messages + 1000) ? 0 : 1;
 }

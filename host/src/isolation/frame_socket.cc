@@ -2,8 +2,10 @@
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <system_error>
@@ -23,24 +25,28 @@ int remaining_ms(Clock::time_point deadline) {
 
 FrameSocket::FrameSocket(FrameSocket&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)),
+      receive_timeout_(other.receive_timeout_),
       assembler_(std::move(other.assembler_)),
       buffer_(std::move(other.buffer_)),
       send_failed_(other.send_failed_.load()),
       send_failure_(std::move(other.send_failure_)),
       receive_ended_(other.receive_ended_.load()),
-      receive_end_(std::move(other.receive_end_)) {}
+      receive_end_(std::move(other.receive_end_)),
+      peer_left_frames_unread_(other.peer_left_frames_unread_) {}
 
 FrameSocket& FrameSocket::operator=(FrameSocket&& other) noexcept {
   if (this != &other) {
     if (fd_ >= 0)
       ::close(fd_);
     fd_ = std::exchange(other.fd_, -1);
+    receive_timeout_ = other.receive_timeout_;
     assembler_ = std::move(other.assembler_);
     buffer_ = std::move(other.buffer_);
     send_failed_ = other.send_failed_.load();
     send_failure_ = std::move(other.send_failure_);
     receive_ended_ = other.receive_ended_.load();
     receive_end_ = std::move(other.receive_end_);
+    peer_left_frames_unread_ = other.peer_left_frames_unread_;
   }
   return *this;
 }
@@ -90,21 +96,52 @@ bool FrameSocket::send(const Frame& frame, std::chrono::milliseconds timeout) {
 }
 
 FrameSocket::Status FrameSocket::receive(Frame& frame) {
+  return read_frame(frame, MSG_DONTWAIT);
+}
+
+FrameSocket::Status FrameSocket::receive_waiting(Frame& frame, std::chrono::milliseconds timeout) {
+  if (receive_ended_)
+    return Status::closed;
+  // SO_RCVTIMEO 0 means no limit; a positive time below a microsecond would also read as 0.
+  const std::chrono::milliseconds wanted = timeout == kForever
+                                               ? std::chrono::milliseconds(0)
+                                               : std::max(timeout, std::chrono::milliseconds(1));
+  if (wanted != receive_timeout_) {
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(wanted);
+    timeval limit{static_cast<time_t>(seconds.count()),
+                  static_cast<suseconds_t>((wanted - seconds).count() * 1000)};
+    if (::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit)) != 0) {
+      receive_end_ = std::string("setsockopt(SO_RCVTIMEO): ") + std::strerror(errno);
+      receive_ended_ = true;
+      return Status::closed;
+    }
+    receive_timeout_ = wanted;
+  }
+  return read_frame(frame, 0);
+}
+
+FrameSocket::Status FrameSocket::read_frame(Frame& frame, int flags) {
   if (receive_ended_)
     return Status::closed;
   // A packet is never larger than its payload plus the marker: one buffer of that size reads any.
   buffer_.resize(kPacketPayload + 1);
   while (true) {
-    ssize_t got = ::recv(fd_, buffer_.data(), buffer_.size(), MSG_DONTWAIT);
+    ssize_t got = ::recv(fd_, buffer_.data(), buffer_.size(), flags);
     if (got < 0 && errno == EINTR)
       continue;
     if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
       return Status::would_block;
+    if (got < 0 && errno == ECONNRESET) {
+      // The peer died with packets of ours unread (a child killed mid-window). The kernel says so
+      // once, before the packets the peer sent until then: read those (they say which messages
+      // ran), then the end of the stream.
+      peer_left_frames_unread_ = true;
+      continue;
+    }
     if (got <= 0) {
-      // ECONNRESET: the peer died with packets of ours unread (a child killed mid-window).
-      receive_end_ = got == 0              ? "end of stream"
-                     : errno == ECONNRESET ? "end of stream (the peer left frames unread)"
-                                           : std::strerror(errno);
+      receive_end_ = got < 0                    ? std::strerror(errno)
+                     : peer_left_frames_unread_ ? "end of stream (the peer left frames unread)"
+                                                : "end of stream";
       receive_ended_ = true;
       return Status::closed;
     }

@@ -42,6 +42,11 @@ class FrameSocket {
   // is the caller's business). `closed`: EOF or an error; the reason is in closed_reason().
   // Throws FrameError for a malformed frame.
   Status receive(Frame& frame);
+  // Waits in recv() itself, up to TIMEOUT per packet (kForever: no limit), for a whole frame:
+  // one system call where a frame is coming, not a failed non-blocking read and a poll() first.
+  // `would_block`: the time ran out (a frame half read stays assembled for the next call).
+  static constexpr std::chrono::milliseconds kForever = std::chrono::milliseconds::max();
+  Status receive_waiting(Frame& frame, std::chrono::milliseconds timeout);
   // Waits up to TIMEOUT for a whole frame; std::nullopt when the time ran out or the peer closed
   // (closed() tells which).
   std::optional<Frame> receive_within(std::chrono::milliseconds timeout);
@@ -54,7 +59,13 @@ class FrameSocket {
   }
 
  private:
+  // recv() flags: MSG_DONTWAIT for receive(), 0 for receive_waiting().
+  Status read_frame(Frame& frame, int flags);
+
   int fd_ = -1;
+  // The SO_RCVTIMEO last set (zero: none, the kernel's default), so that it is set only when
+  // it changes.
+  std::chrono::milliseconds receive_timeout_{0};
   PacketAssembler assembler_;
   std::string buffer_;
   // Each side writes only its own pair, so a sender and a receiver never race.
@@ -62,6 +73,7 @@ class FrameSocket {
   std::string send_failure_;
   std::atomic<bool> receive_ended_ = false;
   std::string receive_end_;
+  bool peer_left_frames_unread_ = false;  // ECONNRESET seen: said in receive_end_ at the end
 };
 
 }  // namespace warren::isolation

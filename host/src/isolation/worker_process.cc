@@ -1,6 +1,5 @@
 #include "isolation/worker_process.h"
 
-#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -98,23 +97,40 @@ void WorkerProcess::start() {
       hello_ = std::move(*hello);
       continue;
     }
-    if (serve(*frame, nullptr) == Served::ready)
+    if (serve(*frame) == Served::ready)
       return;
   }
 }
 
-WorkerProcess::Served WorkerProcess::serve(Frame& frame, host_abi::MessageServices* services) {
+host_abi::MessageServices* WorkerProcess::services_of(std::uint64_t sequence) const noexcept {
+  for (const InFlight& message : window_) {
+    if (message.sequence == sequence)
+      return message.services;
+  }
+  return nullptr;
+}
+
+WorkerProcess::Served WorkerProcess::serve(Frame& frame) {
   FrameSocket& socket = child_->socket();
   const auto reply_timeout = std::chrono::seconds(30);
   if (std::holds_alternative<Ready>(frame))
     return Served::ready;
   if (auto* outcome = std::get_if<Outcome>(&frame)) {
-    if (services != nullptr)
-      services->report(std::move(outcome->outcome));
+    // The child runs its window in order: an outcome is the head's, or the child is broken.
+    if (window_.empty() || window_.front().sequence != outcome->sequence)
+      throw FrameError("an outcome for message " + std::to_string(outcome->sequence) +
+                       (window_.empty() ? std::string(" with none in flight")
+                                        : ", not for the one running (" +
+                                              std::to_string(window_.front().sequence) + ")"));
+    window_.front().services->report(std::move(outcome->outcome));
+    done_[outcome->sequence] = Awaited{};
+    window_.pop_front();
+    head_since_ = Clock::now();  // the next one starts now, if there is one
+    head_cancelled_ = false;
     return Served::outcome;
   }
   if (auto* line = std::get_if<LogLine>(&frame)) {
-    if (line->sequence != 0 && services != nullptr)
+    if (auto* services = services_of(line->sequence))
       services->log(line->level, line->text);
     else
       worker_.log(line->level, line->text);
@@ -143,6 +159,7 @@ WorkerProcess::Served WorkerProcess::serve(Frame& frame, host_abi::MessageServic
         target->record(record->value);
     }
   } else if (auto* publish = std::get_if<PublishRequest>(&frame)) {
+    auto* services = services_of(publish->sequence);
     std::optional<std::string> error =
         services != nullptr ? services->publish(std::move(publish->message))
                             : std::optional<std::string>("publishing is for handlers, not init");
@@ -158,7 +175,20 @@ std::optional<WorkerDeath> WorkerProcess::handle(
     host_abi::MessageServices& services) {
   if (!child_)
     start();
-  const std::uint64_t sequence = next_sequence_++;
+  Awaited awaited = await(submit(message, headers, services));
+  if (awaited.kind == Awaited::Kind::ran)
+    return std::nullopt;
+  return WorkerDeath{std::move(awaited.reason)};
+}
+
+WorkerProcess::Ticket WorkerProcess::submit(
+    const warren_message& message, const std::vector<std::pair<std::string, std::string>>& headers,
+    host_abi::MessageServices& services) {
+  const Ticket sequence = next_sequence_++;
+  if (!child_) {
+    done_[sequence] = Awaited{Awaited::Kind::not_run, {}};  // start() one first
+    return sequence;
+  }
   Deliver deliver{sequence,
                   std::string(text(message.body)),
                   std::string(text(message.routing_key)),
@@ -168,60 +198,110 @@ std::optional<WorkerDeath> WorkerProcess::handle(
                   message.attempt,
                   message.redelivered != 0,
                   headers};
-  FrameSocket& socket = child_->socket();
-  if (!socket.send(deliver, options_.hard_timeout.count() > 0 ? options_.hard_timeout
-                                                              : std::chrono::milliseconds(30'000)))
-    return bury(std::nullopt);
+  if (window_.empty()) {
+    head_since_ = Clock::now();  // an idle child starts it as it arrives
+    head_cancelled_ = false;
+  }
+  window_.push_back(InFlight{sequence, &services});
+  // A child that cannot take it is dead or stuck: the next await() finds out which and buries it.
+  (void)child_->socket().send(deliver, options_.hard_timeout.count() > 0
+                                           ? options_.hard_timeout
+                                           : std::chrono::milliseconds(30'000));
+  return sequence;
+}
 
-  auto soft_deadline = after(options_.soft_timeout);
-  auto hard_deadline = after(options_.hard_timeout);
+void WorkerProcess::end_window(const std::string& reason) {
+  bool head = true;
+  for (const InFlight& message : window_) {
+    done_[message.sequence] =
+        head ? Awaited{Awaited::Kind::died, reason} : Awaited{Awaited::Kind::not_run, {}};
+    head = false;
+  }
+  window_.clear();
+}
+
+WorkerProcess::Awaited WorkerProcess::await(Ticket ticket) {
+  auto take = [&]() -> std::optional<Awaited> {
+    auto found = done_.find(ticket);
+    if (found == done_.end())
+      return std::nullopt;
+    Awaited awaited = std::move(found->second);
+    done_.erase(found);
+    return awaited;
+  };
+  auto die = [&](std::optional<std::string> override_reason) {
+    end_window(bury(std::move(override_reason)).reason);
+  };
+  // A Deliver that could not be sent (the child dead or stuck) is no reason to stop reading: the
+  // outcomes the child sent before are still to be read, and they say which messages ran. Its
+  // end of stream, or its silence (no pong: wedged), comes after them.
+  auto after_now = [](Clock::time_point since, std::chrono::milliseconds duration) {
+    return duration.count() <= 0 ? Clock::time_point::max() : since + duration;
+  };
   auto ping_at = after(options_.ping_interval);
   auto ping_sent = Clock::time_point::max();
-  bool cancelled = false;
   while (true) {
-    Frame frame;
-    FrameSocket::Status status;
-    try {
-      status = socket.receive(frame);
-    } catch (const FrameError& error) {
-      return bury("protocol: " + std::string(error.what()));
-    }
-    if (status == FrameSocket::Status::closed)
-      return bury(std::nullopt);
-    if (status == FrameSocket::Status::frame) {
-      ping_sent = Clock::time_point::max();
-      ping_at = after(options_.ping_interval);
-      try {
-        if (serve(frame, &services) == Served::outcome)
-          return std::nullopt;
-      } catch (const FrameError& error) {
-        return bury("protocol: " + std::string(error.what()));
-      }
-      continue;
-    }
+    if (auto awaited = take())
+      return *awaited;
+    if (!child_ || window_.empty())  // not submitted, or awaited before: a caller's mistake
+      return Awaited{Awaited::Kind::not_run, {}};
+    FrameSocket& socket = child_->socket();
     auto now = Clock::now();
-    if (now >= hard_deadline)
-      return bury("timeout");
-    if (ping_sent != Clock::time_point::max() && now - ping_sent >= options_.wedged_after)
-      return bury("wedged");
-    if (!cancelled && (now >= soft_deadline || services.stop_requested())) {
-      cancelled = true;
-      socket.send(Cancel{sequence}, std::chrono::milliseconds(1'000));
-    }
-    if (now >= ping_at && ping_sent == Clock::time_point::max()) {
-      ping_sent = now;
-      socket.send(Ping{next_ping_++}, std::chrono::milliseconds(1'000));
-    }
+    // The head's deadlines: it has run since head_since_.
+    auto soft_deadline =
+        head_cancelled_ ? Clock::time_point::max() : after_now(head_since_, options_.soft_timeout);
+    auto hard_deadline = after_now(head_since_, options_.hard_timeout);
     auto wedged_deadline = ping_sent == Clock::time_point::max()
                                ? Clock::time_point::max()
                                : ping_sent + options_.wedged_after;
     // A stop request is not a descriptor: look again every 100 ms while one may come.
-    auto stop_check = cancelled ? Clock::time_point::max() : now + std::chrono::milliseconds(100);
-    pollfd watched[2] = {{socket.fd(), POLLIN, 0}, {child_->pidfd(), POLLIN, 0}};
-    int ready =
-        ::poll(watched, 2,
-               poll_timeout({soft_deadline, hard_deadline, ping_at, wedged_deadline, stop_check}));
-    (void)ready;  // every case is read again at the top: frames, end of stream, deadlines
+    auto stop_check =
+        head_cancelled_ ? Clock::time_point::max() : now + std::chrono::milliseconds(100);
+    const int wait_ms =
+        poll_timeout({soft_deadline, hard_deadline, ping_at, wedged_deadline, stop_check});
+    Frame frame;
+    FrameSocket::Status status;
+    try {
+      // One blocking recv() until the next deadline: the outcome usually comes well before it.
+      status = socket.receive_waiting(
+          frame, wait_ms < 0 ? FrameSocket::kForever : std::chrono::milliseconds(wait_ms));
+    } catch (const FrameError& error) {
+      die("protocol: " + std::string(error.what()));
+      continue;
+    }
+    if (status == FrameSocket::Status::closed) {
+      die(std::nullopt);
+      continue;
+    }
+    if (status == FrameSocket::Status::frame) {
+      ping_sent = Clock::time_point::max();
+      ping_at = after(options_.ping_interval);
+      try {
+        serve(frame);
+      } catch (const FrameError& error) {
+        die("protocol: " + std::string(error.what()));
+      }
+      continue;
+    }
+    now = Clock::now();
+    if (now >= hard_deadline) {
+      die("timeout");
+      continue;
+    }
+    if (ping_sent != Clock::time_point::max() && now - ping_sent >= options_.wedged_after) {
+      die("wedged");
+      continue;
+    }
+    const InFlight& head = window_.front();
+    if (!head_cancelled_ && (now >= soft_deadline || head.services->stop_requested())) {
+      head_cancelled_ = true;
+      socket.send(Cancel{head.sequence}, std::chrono::milliseconds(1'000));
+    }
+    if (now >= ping_at && ping_sent == Clock::time_point::max()) {
+      ping_sent = now;
+      ping_at = Clock::time_point::max();  // the next one after an answer
+      socket.send(Ping{next_ping_++}, std::chrono::milliseconds(1'000));
+    }
   }
 }
 
@@ -249,6 +329,9 @@ WorkerDeath WorkerProcess::bury(std::optional<std::string> override_reason) {
 }
 
 void WorkerProcess::stop(std::chrono::steady_clock::time_point deadline) {
+  for (const InFlight& message : window_)  // none ran to its end: none is to blame
+    done_[message.sequence] = Awaited{Awaited::Kind::not_run, {}};
+  window_.clear();
   if (!child_)
     return;
   auto left = [&] {

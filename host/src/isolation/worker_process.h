@@ -1,12 +1,16 @@
 // The host's handle on one worker process (isolation = "process"): it starts the child and waits
-// for its Ready, hands it one message at a time and serves what the handler asks meanwhile (logs,
-// metrics, publishes) with the host's real services, and watches it: a soft timeout sends
-// Cancel, a hard timeout or a child that stops answering pings is killed, and a child that dies
-// is reaped and named. One dispatcher thread uses it; the process never outlives it.
+// for its Ready, sends it messages, a window of several ahead if the caller wants (the child
+// runs them in order, one at a time), and serves what each handler asks meanwhile (logs,
+// metrics, publishes) with the real services of the message whose sequence number the request
+// carries. It watches the message the child is running (the head of the window): a soft timeout
+// sends Cancel, a hard timeout or a child that stops answering pings is killed, and a child that
+// dies is reaped and named; the head is the one that killed it, the messages behind it were only
+// buffered and did not run. One dispatcher thread uses it; the process never outlives it.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -36,8 +40,8 @@ struct WorkerProcessOptions {
   std::chrono::milliseconds soft_timeout{0};  // 0: never asked to stop
   std::chrono::milliseconds hard_timeout{0};  // 0: never killed for time
   // A Ping when the child has been silent this long, and "wedged" when it has not answered one
-  // for wedged_after (a process stopped or stuck outside the handler: the reader thread answers
-  // pings while a handler runs).
+  // for wedged_after (a process stopped or stuck outside the handler: the child's watcher thread
+  // answers pings while a handler runs).
   std::chrono::milliseconds ping_interval{1'000};
   std::chrono::milliseconds wedged_after{10'000};
   // The most memory the child may use, in bytes (0: no limit): with CGROUPS (when usable), the
@@ -80,11 +84,31 @@ class WorkerProcess {
   // What the running child loaded (its Hello).
   const Hello& hello() const noexcept { return hello_; }
 
-  // Runs one message in the child; its outcome reaches services.report(). std::nullopt: it ran;
-  // else the child died running it (and is gone: start() again for the next message).
+  // Runs one message in the child (submit() and await() with a window of one); its outcome
+  // reaches services.report(). std::nullopt: it ran; else the child died running it (and is
+  // gone: start() again for the next message).
   std::optional<WorkerDeath> handle(const warren_message& message,
                                     const std::vector<std::pair<std::string, std::string>>& headers,
                                     host_abi::MessageServices& services);
+
+  // The window. submit() sends one message behind those in flight and returns its ticket (with
+  // no child running, one that is `not_run`: start() first); SERVICES must outlive its await().
+  // await() serves the child's frames, each to its own message's services, until TICKET's message
+  // is done: it ran (its outcome reached services.report()), the child died running it (`died`, the
+  // reason), or the child died running an earlier one, so that it never ran (`not_run`: it may go
+  // to the next child as it is). Tickets may be awaited in any order, each once.
+  using Ticket = std::uint64_t;
+  struct Awaited {
+    enum class Kind { ran, died, not_run };
+    Kind kind = Kind::ran;
+    std::string reason;  // died: why (WorkerDeath::reason)
+  };
+  Ticket submit(const warren_message& message,
+                const std::vector<std::pair<std::string, std::string>>& headers,
+                host_abi::MessageServices& services);
+  Awaited await(Ticket ticket);
+  // Messages sent whose outcome has not come back.
+  std::size_t in_flight() const noexcept { return window_.size(); }
 
   // Asks the child to finish (Shutdown) and waits until DEADLINE, then kills it.
   void stop(std::chrono::steady_clock::time_point deadline);
@@ -92,9 +116,18 @@ class WorkerProcess {
  private:
   using Clock = std::chrono::steady_clock;
   enum class Served { outcome, ready, other };
+  struct InFlight {
+    Ticket sequence = 0;
+    host_abi::MessageServices* services = nullptr;
+  };
 
-  // Handles one frame from the child; SERVICES null outside a message (init).
-  Served serve(Frame& frame, host_abi::MessageServices* services);
+  // Handles one frame from the child, for the message in the window whose sequence number it
+  // carries (none: the worker's own, as in init).
+  Served serve(Frame& frame);
+  host_abi::MessageServices* services_of(std::uint64_t sequence) const noexcept;
+  // The child died or was killed (REASON as bury() names it): the head of the window ran it
+  // into its death, the others did not run; all of them are done.
+  void end_window(const std::string& reason);
   // The child is gone or must go: kill its group, reap it, and say why (OVERRIDE: the host's
   // own reason, such as "timeout").
   WorkerDeath bury(std::optional<std::string> override_reason);
@@ -107,8 +140,14 @@ class WorkerProcess {
   std::optional<SpawnedWorker> child_;
   Hello hello_;
   std::map<std::uint32_t, host_abi::PluginMetric*> metrics_;
-  std::uint64_t next_sequence_ = 1;
+  std::uint64_t next_sequence_ = 1;  // across children: a ticket is never reused
   std::uint64_t next_ping_ = 1;
+  std::deque<InFlight> window_;  // sent, in order; the head is the one the child runs
+  // When the head began to run: the outcome before it came back, or it was sent to an idle
+  // child. Its timeouts count from here.
+  Clock::time_point head_since_{};
+  bool head_cancelled_ = false;
+  std::map<Ticket, Awaited> done_;  // done, not yet awaited
 };
 
 }  // namespace warren::isolation

@@ -10,6 +10,7 @@
 #include <deque>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 #include "transport/brief_spin.h"
 
@@ -75,6 +76,28 @@ class BoundedQueue {
     queued_.store(items_.size(), std::memory_order_release);
     not_full_.notify_one();
     return item;
+  }
+
+  // Up to `most` items, in order: waits up to `timeout` for the first as pop_for() does (a zero
+  // timeout does not wait), then takes those queued behind it without waiting. Empty on timeout
+  // or when closed and drained.
+  template <class Rep, class Period>
+  std::vector<T> pop_up_to(std::size_t most, std::chrono::duration<Rep, Period> timeout) {
+    std::vector<T> taken;
+    if (timeout.count() > 0) {
+      if (auto first = pop_for(timeout))
+        taken.push_back(std::move(*first));
+      else
+        return taken;
+    }
+    std::lock_guard lock(mutex_);
+    while (taken.size() < most && !items_.empty()) {
+      taken.push_back(std::move(items_.front()));
+      items_.pop_front();
+    }
+    queued_.store(items_.size(), std::memory_order_release);
+    not_full_.notify_all();
+    return taken;
   }
 
   // Removes everything queued (for handing it back at shutdown).

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "observability/log.h"
+#include "runtime/dispatch_job.h"
 #include "runtime/fatal_signal.h"
 #include "runtime/message_context.h"
 #include "runtime/trace_context.h"
@@ -36,6 +37,8 @@ Dispatcher::Dispatcher(DispatcherOptions options, const plugin::HandlerInstance&
       publisher_(publisher),
       metrics_(metrics),
       health_(health),
+      window_(std::max<std::size_t>(
+          1, options_.prefetch / static_cast<std::size_t>(std::max(1, options_.concurrency)))),
       inbox_(std::numeric_limits<std::size_t>::max()) {}
 
 Dispatcher::Dispatcher(DispatcherOptions options, HandlerRunner& runner, WorkerContext& worker,
@@ -47,6 +50,8 @@ Dispatcher::Dispatcher(DispatcherOptions options, HandlerRunner& runner, WorkerC
       publisher_(publisher),
       metrics_(metrics),
       health_(health),
+      window_(std::max<std::size_t>(
+          1, options_.prefetch / static_cast<std::size_t>(std::max(1, options_.concurrency)))),
       inbox_(std::numeric_limits<std::size_t>::max()) {}
 
 Dispatcher::~Dispatcher() {
@@ -111,6 +116,18 @@ void Dispatcher::run_thread(std::size_t thread,
         break;
       continue;
     }
+    if (window_ > 1 && lane->takes_a_window()) {
+      auto first = inbox_.pop_up_to(window_, kIdleTick);
+      if (first.empty()) {
+        if (inbox_.closed())
+          break;
+        continue;
+      }
+      if (heartbeat)
+        heartbeat->tick();
+      process_window(std::move(first), thread, *lane, heartbeat.get());
+      continue;
+    }
     auto delivery = inbox_.pop_for(kIdleTick);
     if (!delivery) {
       if (inbox_.closed())
@@ -130,38 +147,40 @@ void Dispatcher::run_thread(std::size_t thread,
 
 void Dispatcher::process(std::unique_ptr<transport::Delivery> delivery, std::size_t thread,
                          HandlerLane& lane) {
-  const transport::InboundMessage& message = delivery->message();
-  // First, so that every line logged about the message carries its trace id.
-  MessageContext context(message, worker_, publisher_, stop_requested_);
-  const std::string& trace_id = context.trace().trace_id;
-  if (delivery->stale()) {
+  if (std::unique_ptr<DispatchJob> job = prepare(std::move(delivery)))
+    run_to_the_end(*job, thread, lane);
+}
+
+std::unique_ptr<DispatchJob> Dispatcher::prepare(std::unique_ptr<transport::Delivery> delivery) {
+  auto job =
+      std::make_unique<DispatchJob>(std::move(delivery), worker_, publisher_, stop_requested_);
+  const transport::InboundMessage& message = job->message();
+  const std::string& trace_id = job->context.trace().trace_id;
+  if (job->delivery->stale()) {
     // Its channel is gone: the broker redelivers it; running the handler would only duplicate.
-    settle(*delivery, transport::Settlement::requeue(), trace_id);
-    return;
+    settle(*job->delivery, transport::Settlement::requeue(), trace_id);
+    return nullptr;
   }
-  std::unique_ptr<ProcessingClaim> claim;
-  if (claim_or_duplicate(message, trace_id, claim)) {
+  if (claim_or_duplicate(message, trace_id, job->claim)) {
     metrics_.duplicates->Increment();
     observability::log(observability::LogLevel::info,
                        {options_.worker, message.message_id, message.attempt, trace_id},
                        "duplicate message: already processed, acked without calling the handler");
-    settle(*delivery, transport::Settlement::ack(), trace_id);
-    return;
+    settle(*job->delivery, transport::Settlement::ack(), trace_id);
+    return nullptr;
   }
 
   // Crash accounting: a message the host died on runs alone, or not at all past max_crashes.
-  std::optional<CrashIdentity> identity;
-  std::optional<CrashRecord> suspect;
   if (crash_.watch != nullptr) {
-    identity = CrashIdentity::of(options_.worker, message);
-    suspect = crash_.watch->suspicion(*identity);
-    if (suspect && suspect->crashes >= options_.max_crashes) {
-      dead_letter_crasher(*delivery, *identity, *suspect, context.trace());
-      return;
+    job->identity = CrashIdentity::of(options_.worker, message);
+    job->suspect = crash_.watch->suspicion(*job->identity);
+    if (job->suspect && job->suspect->crashes >= options_.max_crashes) {
+      dead_letter_crasher(*job->delivery, *job->identity, *job->suspect, job->context.trace());
+      return nullptr;
     }
   }
 
-  warren_message view{};
+  warren_message& view = job->view;
   view.struct_size = sizeof(view);
   view.body = abi(message.body);
   view.routing_key = abi(message.routing_key);
@@ -169,116 +188,141 @@ void Dispatcher::process(std::unique_ptr<transport::Delivery> delivery, std::siz
   view.message_id = abi(message.message_id);
   view.content_type = abi(message.content_type);
   view.redelivered = message.redelivered ? 1 : 0;
+  job->attempt = std::max<std::uint32_t>(1, message.attempt);
+  return job;
+}
 
-  std::uint32_t attempt = std::max<std::uint32_t>(1, message.attempt);
-  transport::Settlement settlement;
+void Dispatcher::begin_run(DispatchJob& job) {
+  job.view.attempt = job.attempt;
+  job.context.begin_attempt(job.attempt);
+}
+
+Dispatcher::AfterRun Dispatcher::after_run(DispatchJob& job,
+                                           const std::optional<std::string>& died) {
+  const transport::InboundMessage& message = job.message();
+  const std::string& trace_id = job.context.trace().trace_id;
+  if (died) {
+    job.crashes = runner_.count_crash(CrashIdentity::of(options_.worker, message));
+    if (job.crashes >= options_.max_crashes) {
+      job.crashed_for_good = died;
+      return AfterRun::finished;
+    }
+    observability::log(
+        observability::LogLevel::warn, {options_.worker, message.message_id, job.attempt, trace_id},
+        "its worker process died (" + *died + ") running this message, " +
+            std::to_string(job.crashes) + " time(s) of max_crashes " +
+            std::to_string(options_.max_crashes) + ": running it again in a new process");
+    return AfterRun::run_again_in_a_fresh_process;
+  }
+  count_exception(job.context.error_kind());
+
+  const HandlerResult result = job.context.result();
+  RetryDecision decision = decide(options_.retry, result, job.attempt, transport::random_unit());
+  if (result.kind != HandlerResult::Kind::ack) {
+    const observability::LogFields fields{options_.worker, message.message_id, job.attempt,
+                                          trace_id};
+    const bool final = decision.settlement.kind == transport::Settlement::Kind::dead_letter;
+    std::string text = final ? "dead-lettering: " : "will retry: ";
+    text += result.reason.empty() ? "the handler asked for a retry" : result.reason;
+    if (decision.settlement.kind == transport::Settlement::Kind::retry_later) {
+      text += " (next attempt in " + std::to_string(decision.settlement.delay.count()) + " ms)";
+    }
+    observability::log(final ? observability::LogLevel::error : observability::LogLevel::warn,
+                       fields, text);
+  }
+  if (decision.run_again_now && !stop_requested_.load()) {
+    ++job.attempt;
+    return AfterRun::run_again;
+  }
+  if (decision.run_again_now) {
+    // Stopping: no in-process retry; let the broker hold it for the next start.
+    decision.settlement.kind = transport::Settlement::Kind::retry_later;
+    decision.settlement.next_attempt = job.attempt + 1;
+    decision.settlement.delay = std::chrono::milliseconds(0);
+  }
+  job.settlement = std::move(decision.settlement);
+  return AfterRun::finished;
+}
+
+void Dispatcher::run_to_the_end(DispatchJob& job, std::size_t thread, HandlerLane& lane) {
+  const transport::InboundMessage& message = job.message();
   // Held while the handler runs: shared, or alone for a suspect. The journal slot says which
   // message this thread is inside, for the next start if the host dies here.
   std::optional<SoloGate::Pass> pass;
-  if (identity) {
-    pass.emplace(suspect ? solo_gate_.alone() : solo_gate_.shared());
-    crash_.watch->enter(crash_.first_slot + thread, *identity);
+  if (job.identity) {
+    pass.emplace(job.suspect ? solo_gate_.alone() : solo_gate_.shared());
+    crash_.watch->enter(crash_.first_slot + thread, *job.identity);
   }
-  if (suspect) {
-    observability::log(observability::LogLevel::warn,
-                       {options_.worker, message.message_id, message.attempt, trace_id},
-                       "the host died " + std::to_string(suspect->crashes) +
-                           " time(s) while handling this message: running it alone (max_crashes " +
-                           std::to_string(options_.max_crashes) + ")");
+  if (job.suspect) {
+    observability::log(
+        observability::LogLevel::warn,
+        {options_.worker, message.message_id, message.attempt, job.context.trace().trace_id},
+        "the host died " + std::to_string(job.suspect->crashes) +
+            " time(s) while handling this message: running it alone (max_crashes " +
+            std::to_string(options_.max_crashes) + ")");
   }
-  // Process isolation: the death of the child that ran it (dead-lettered at max_crashes), or a
-  // lane that could not run it again (given back).
-  std::optional<std::string> crashed_for_good;
-  int crashes = 0;
-  bool give_back = false;
   for (;;) {
-    view.attempt = attempt;
-    context.begin_attempt(attempt);
+    begin_run(job);
     const auto started = Clock::now();
-    const std::optional<std::string> died = lane.run(view, message, context);
+    const std::optional<std::string> died = lane.run(job.view, message, job.context);
     metrics_.handler_duration->Observe(
         std::chrono::duration<double>(Clock::now() - started).count());
-    if (died) {
-      crashes = runner_.count_crash(CrashIdentity::of(options_.worker, message));
-      if (crashes >= options_.max_crashes) {
-        crashed_for_good = died;
-        break;
-      }
-      observability::log(
-          observability::LogLevel::warn, {options_.worker, message.message_id, attempt, trace_id},
-          "its worker process died (" + *died + ") running this message, " +
-              std::to_string(crashes) + " time(s) of max_crashes " +
-              std::to_string(options_.max_crashes) + ": running it again in a new process");
+    const AfterRun next = after_run(job, died);
+    if (next == AfterRun::run_again)
+      continue;
+    if (next == AfterRun::run_again_in_a_fresh_process) {
       if (!wait_for_lane(lane)) {
-        give_back = true;
+        job.give_back = true;
         break;
       }
       continue;
     }
-    count_exception(context.error_kind());
-
-    const HandlerResult result = context.result();
-    RetryDecision decision = decide(options_.retry, result, attempt, transport::random_unit());
-    if (result.kind != HandlerResult::Kind::ack) {
-      const observability::LogFields fields{options_.worker, message.message_id, attempt, trace_id};
-      const bool final = decision.settlement.kind == transport::Settlement::Kind::dead_letter;
-      std::string text = final ? "dead-lettering: " : "will retry: ";
-      text += result.reason.empty() ? "the handler asked for a retry" : result.reason;
-      if (decision.settlement.kind == transport::Settlement::Kind::retry_later) {
-        text += " (next attempt in " + std::to_string(decision.settlement.delay.count()) + " ms)";
-      }
-      observability::log(final ? observability::LogLevel::error : observability::LogLevel::warn,
-                         fields, text);
-    }
-    if (decision.run_again_now && !stop_requested_.load()) {
-      ++attempt;
-      continue;
-    }
-    if (decision.run_again_now) {
-      // Stopping: no in-process retry; let the broker hold it for the next start.
-      decision.settlement.kind = transport::Settlement::Kind::retry_later;
-      decision.settlement.next_attempt = attempt + 1;
-      decision.settlement.delay = std::chrono::milliseconds(0);
-    }
-    settlement = std::move(decision.settlement);
     break;
   }
-  if (crashes > 0 && !crashed_for_good)
-    runner_.forget_crashes(CrashIdentity::of(options_.worker, message));  // it ran in the end
-  if (identity) {
+  if (job.identity) {
     crash_.watch->leave(crash_.first_slot + thread);
     // It ran and the host survived: acked or dead-lettered, it is no suspect any more (a retry
     // keeps the suspicion: the next attempt runs alone too). Cleared before the pass goes: the
     // next suspect may crash the host at once, before this message's ack is even sent, and a
     // record cleared only after the ack would then outlive a message the broker no longer has.
-    if (suspect && !give_back &&
-        (crashed_for_good || settlement.kind == transport::Settlement::Kind::ack ||
-         settlement.kind == transport::Settlement::Kind::dead_letter))
-      crash_.watch->clear(*identity);
+    if (job.suspect && !job.give_back &&
+        (job.crashed_for_good || job.settlement.kind == transport::Settlement::Kind::ack ||
+         job.settlement.kind == transport::Settlement::Kind::dead_letter))
+      crash_.watch->clear(*job.identity);
     pass.reset();
   }
-  if (crashed_for_good) {
-    claim.reset();
+  finish(job);
+}
+
+void Dispatcher::finish(DispatchJob& job) {
+  const transport::InboundMessage& message = job.message();
+  const std::string& trace_id = job.context.trace().trace_id;
+  if (job.crashes > 0 && !job.crashed_for_good)
+    runner_.forget_crashes(CrashIdentity::of(options_.worker, message));  // it ran in the end
+  if (job.crashed_for_good) {
+    job.claim.reset();
     runner_.forget_crashes(CrashIdentity::of(options_.worker, message));
-    dead_letter_child_crasher(*delivery, *crashed_for_good, crashes, context.trace());
+    dead_letter_child_crasher(*job.delivery, *job.crashed_for_good, job.crashes,
+                              job.context.trace());
     return;
   }
-  if (give_back) {
-    claim.reset();
-    settle(*delivery, transport::Settlement::requeue(), trace_id);
+  if (job.give_back) {
+    job.claim.reset();
+    settle(*job.delivery, transport::Settlement::requeue(), trace_id);
     return;
   }
+  transport::Settlement& settlement = job.settlement;
   settlement.worker = options_.worker;
-  settlement.attempt = attempt;
+  settlement.attempt = job.attempt;
   // Keep the trace the host started for this message across its retries and dead-lettering.
-  context.trace().carry_into(message, settlement);
-  if (claim) {
+  job.context.trace().carry_into(message, settlement);
+  if (job.claim) {
     // Before the ack: a crash between the two makes the redelivery a duplicate, not a rerun.
     if (settlement.kind == transport::Settlement::Kind::ack)
-      remember_processed(*claim, message, trace_id);
-    claim.reset();  // not acked: released, so the retry (or another copy) runs the handler
+      remember_processed(*job.claim, message, trace_id);
+    job.claim.reset();  // not acked: released, so the retry (or another copy) runs the handler
   }
-  settle(*delivery, settlement, trace_id);
+  settle(*job.delivery, settlement, trace_id);
 }
 
 void Dispatcher::dead_letter_crasher(transport::Delivery& delivery, const CrashIdentity& identity,

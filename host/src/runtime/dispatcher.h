@@ -34,6 +34,8 @@
 
 namespace warren::runtime {
 
+struct DispatchJob;
+
 struct DispatcherOptions {
   std::string worker;
   std::string queue;
@@ -111,9 +113,27 @@ class Dispatcher final : public transport::DeliverySink {
  private:
   void run_thread(std::size_t thread, std::shared_ptr<observability::LoopHeartbeat> heartbeat);
   // `thread`: the dispatcher thread's index (its crash journal slot); `lane` its way to the
-  // handler.
+  // handler. Runs one message to its settlement.
   void process(std::unique_ptr<transport::Delivery> delivery, std::size_t thread,
                HandlerLane& lane);
+
+  // The steps of one message, shared by process() and the window. prepare() settles what needs
+  // no handler (stale, a duplicate, a host-crash suspect at max_crashes: nullptr) and returns
+  // the job otherwise; begin_run() before each run; after_run() decides what the run (or the
+  // death of its process, DIED) means; finish() settles the job.
+  enum class AfterRun { finished, run_again, run_again_in_a_fresh_process };
+  std::unique_ptr<DispatchJob> prepare(std::unique_ptr<transport::Delivery> delivery);
+  void begin_run(DispatchJob& job);
+  AfterRun after_run(DispatchJob& job, const std::optional<std::string>& died);
+  void finish(DispatchJob& job);
+  // Runs JOB on LANE with nothing else in flight on this thread (alone, for a suspect).
+  void run_to_the_end(DispatchJob& job, std::size_t thread, HandlerLane& lane);
+
+  // The window (dispatcher_window.cc): a lane that takes one (a worker process) holds up to
+  // window_ messages at once; the thread keeps it full from the inbox, awaits them in order and
+  // settles each as it is done. FIRST: the deliveries taken to begin with.
+  void process_window(std::vector<std::unique_ptr<transport::Delivery>> first, std::size_t thread,
+                      HandlerLane& lane, observability::LoopHeartbeat* heartbeat);
   // After the process running a message died: waits until `lane` has a fresh one. False when the
   // worker stops or is in a crash loop (the message must be given back).
   bool wait_for_lane(HandlerLane& lane);
@@ -150,6 +170,8 @@ class Dispatcher final : public transport::DeliverySink {
   CrashHooks crash_;
   SoloGate solo_gate_;
 
+  // A process lane's window: its share of the prefetch (prefetch / concurrency, at least 1).
+  const std::size_t window_;
   BoundedQueue<std::unique_ptr<transport::Delivery>> inbox_;
   std::vector<std::thread> threads_;
   std::atomic<bool> stop_requested_{false};

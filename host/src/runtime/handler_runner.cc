@@ -1,6 +1,8 @@
 // See handler_runner.h.
 #include "runtime/handler_runner.h"
 
+#include <stdexcept>
+
 namespace warren::runtime {
 namespace {
 
@@ -19,6 +21,15 @@ class InProcessLane final : public HandlerLane {
 };
 
 }  // namespace
+
+HandlerLane::Ticket HandlerLane::submit(const warren_message&, const transport::InboundMessage&,
+                                        host_abi::MessageServices&) {
+  throw std::logic_error("this handler lane runs one message at a time: run(), not submit()");
+}
+
+HandlerLane::Awaited HandlerLane::await(Ticket) {
+  throw std::logic_error("this handler lane runs one message at a time: run(), not await()");
+}
 
 std::unique_ptr<HandlerLane> InProcessRunner::lane(std::size_t) {
   return std::make_unique<InProcessLane>(handler_);

@@ -34,6 +34,24 @@ class HandlerLane {
   virtual std::optional<std::string> run(const warren_message& view,
                                          const transport::InboundMessage& message,
                                          host_abi::MessageServices& services) = 0;
+
+  // A lane that holds several messages at once (a worker process's window, issue 14): submit()
+  // sends one behind those in flight, await() waits until it is done. The handler still runs
+  // them one at a time, in order. A lane without one (the host's threads) only has run().
+  virtual bool takes_a_window() const noexcept { return false; }
+  using Ticket = std::uint64_t;
+  struct Awaited {
+    // ran: its outcome reached the services. died: the process died running it (`reason`, as
+    // run() says it). not_run: the process died, or was gone, before it began: it may be
+    // submitted again, as it is, once ready_for_message() said yes.
+    enum class Kind { ran, died, not_run };
+    Kind kind = Kind::ran;
+    std::string reason;
+  };
+  // VIEW, MESSAGE and SERVICES outlive the ticket's await().
+  virtual Ticket submit(const warren_message& view, const transport::InboundMessage& message,
+                        host_abi::MessageServices& services);
+  virtual Awaited await(Ticket ticket);
 };
 
 class HandlerRunner {

@@ -87,9 +87,29 @@ class ProcessLane final : public HandlerLane {
     auto death = process_.handle(view, message.headers, services);
     if (!death)
       return std::nullopt;
-    runner_.processes_.Decrement();
-    next_start_ = Clock::now() + runner_.child_died(death->reason, death->reason, true);
+    buried(death->reason);
     return death->reason;
+  }
+
+  bool takes_a_window() const noexcept override { return true; }
+
+  Ticket submit(const warren_message& view, const transport::InboundMessage& message,
+                host_abi::MessageServices& services) override {
+    return process_.submit(view, message.headers, services);
+  }
+
+  Awaited await(Ticket ticket) override {
+    isolation::WorkerProcess::Awaited awaited = process_.await(ticket);
+    switch (awaited.kind) {
+      case isolation::WorkerProcess::Awaited::Kind::ran:
+        return Awaited{};
+      case isolation::WorkerProcess::Awaited::Kind::not_run:
+        return Awaited{Awaited::Kind::not_run, {}};
+      case isolation::WorkerProcess::Awaited::Kind::died:
+        break;
+    }
+    buried(awaited.reason);
+    return Awaited{Awaited::Kind::died, std::move(awaited.reason)};
   }
 
  private:
@@ -114,6 +134,12 @@ class ProcessLane final : public HandlerLane {
     runner_.child_started(started_before_);
     started_before_ = true;
     return true;
+  }
+
+  // The child died running a message: counted, and the next one starts after the delay.
+  void buried(const std::string& reason) {
+    runner_.processes_.Decrement();
+    next_start_ = Clock::now() + runner_.child_died(reason, reason, true);
   }
 
   // A child that died between messages (killed from outside) is buried here, blaming nothing,

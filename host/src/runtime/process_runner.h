@@ -1,6 +1,7 @@
 // isolation = "process" (issue 14): a worker's handler runs in `processes` warren-worker children,
-// one per dispatcher thread, each one message at a time (isolation/worker_process.h). The host
-// never loads the plugin itself.
+// one per dispatcher thread, each running one message at a time with a window of more sent ahead
+// (isolation/worker_process.h; the dispatcher decides how many). The host never loads the plugin
+// itself.
 //
 // A child that dies running a message is buried and named (SIGSEGV, oom, timeout, ...); the
 // message's crash count goes up (by message id, else a hash of routing key and body:

@@ -50,6 +50,24 @@ TEST(FrameSocket, APeerGone_IsEndOfStreamAndAFailedSend) {
   EXPECT_EQ(a.closed_reason(), "end of stream");
 }
 
+TEST(FrameSocket, APeerGoneWithOurFramesUnread_ItsLastFramesAreStillRead) {
+  // A child that dies with a window of Delivers unread: the kernel reports ECONNRESET, but the
+  // outcomes it sent before dying are still queued, and they say which messages ran.
+  auto [host, child] = FrameSocket::pair();
+  ASSERT_TRUE(host.send(Ping{1}, 1s));
+  ASSERT_TRUE(host.send(Ping{2}, 1s));
+  ASSERT_TRUE(child.send(Pong{1}, 1s));
+  ASSERT_TRUE(child.send(Pong{2}, 1s));
+  { FrameSocket gone = std::move(child); }
+  Frame frame;
+  ASSERT_EQ(host.receive_waiting(frame, 1s), FrameSocket::Status::frame);
+  EXPECT_EQ(frame, Frame(Pong{1}));
+  ASSERT_EQ(host.receive(frame), FrameSocket::Status::frame);
+  EXPECT_EQ(frame, Frame(Pong{2}));
+  EXPECT_EQ(host.receive_waiting(frame, 1s), FrameSocket::Status::closed);
+  EXPECT_EQ(host.closed_reason().substr(0, 13), "end of stream");
+}
+
 TEST(FrameSocket, APeerThatDoesNotRead_TimesTheSendOut) {
   auto [host, child] = FrameSocket::pair();
   Deliver big{1, std::string(8 * 1024 * 1024, 'b'), "", "", "", "", 1, false, {}};

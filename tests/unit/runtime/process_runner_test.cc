@@ -1,7 +1,8 @@
 // ProcessRunner (runtime/process_runner.h) with real warren-worker children running the scripted
-// test plugin, under a real dispatcher: the host survives a thousand child crashes in a row with
-// no growth of its file descriptors or memory, a child killed between messages blames none, and
-// a plugin whose init crashes ends in a crash loop that gives every message back.
+// test plugin, under a real dispatcher (a window of prefetch / processes per child): a poison
+// in a full window is the only message blamed, the host survives a thousand child crashes in a row
+// with no growth of its file descriptors or memory, a child killed between messages blames none,
+// and a plugin whose init crashes ends in a crash loop that gives every message back.
 #include "runtime/process_runner.h"
 
 #include <signal.h>
@@ -156,6 +157,49 @@ TEST_F(ProcessRunnerTest, ACrashingMessageIsDeadLettered_TheNextOnesRunInAFreshC
   }
   EXPECT_EQ(acked, 10);
   EXPECT_EQ(crashes("SIGSEGV"), 3);
+}
+
+TEST_F(ProcessRunnerTest, APoisonInAFullWindow_IsTheOnlyOneBlamed_TheOthersRunExactlyOnce) {
+  // One child, prefetch 20: a window of 20. The poison sits in the middle of what is sent ahead;
+  // the handler records every call, so a message run twice would show.
+  const auto record = std::filesystem::temp_directory_path() /
+                      ("process_runner_window_" + std::to_string(::getpid()) + ".tsv");
+  std::filesystem::remove(record);
+  auto dispatcher = start(1, 3, {{"record_file", record.string()}});
+  std::vector<std::unique_ptr<transport::Delivery>> deliveries;
+  for (int i = 0; i < 30; ++i) {
+    if (i == 6)
+      deliveries.push_back(with_action("poison", "segfault", log_));
+    else
+      deliveries.push_back(FakeDelivery::make("good-" + std::to_string(i), log_));
+  }
+  dispatcher->deliver_all(deliveries);
+  ASSERT_TRUE(log_.wait_for_count(30, 60s));
+  EXPECT_TRUE(dispatcher->drain(std::chrono::steady_clock::now() + 20s));
+
+  std::map<std::string, int> calls;
+  std::ifstream lines(record);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string worker, id;
+    std::getline(fields, worker, '\t');
+    std::getline(fields, id, '\t');
+    ++calls[id];
+  }
+  std::filesystem::remove(record);
+  EXPECT_EQ(calls["poison"], 3) << "run max_crashes times, blamed for its own deaths only";
+  EXPECT_EQ(crashes("SIGSEGV"), 3);
+  for (const auto& [id, settlement] : log_.entries()) {
+    if (id == "poison") {
+      EXPECT_EQ(settlement.kind, transport::Settlement::Kind::dead_letter);
+      EXPECT_EQ(settlement.reason,
+                "crash: SIGSEGV: its worker process died 3 times running this message");
+    } else {
+      EXPECT_EQ(settlement.kind, transport::Settlement::Kind::ack) << id;
+      EXPECT_EQ(calls[id], 1) << id << " ran exactly once, though sent behind the poison";
+    }
+  }
+  EXPECT_EQ(log_.entries().size(), 30u);
 }
 
 TEST_F(ProcessRunnerTest, AChildKilledBetweenMessages_BlamesNoMessage) {

@@ -1,6 +1,5 @@
 #include "isolation/worker/parent_link.h"
 
-#include <poll.h>
 #include <sys/socket.h>
 
 #include "isolation/frame_codec.h"
@@ -14,9 +13,15 @@ constexpr std::chrono::seconds kSendTimeout{30};
 }  // namespace
 
 ParentLink::~ParentLink() {
-  if (reader_.joinable()) {
-    ::shutdown(socket_.fd(), SHUT_RDWR);
-    reader_.join();
+  if (watcher_.joinable()) {
+    {
+      std::lock_guard lock(mutex_);
+      closing_ = true;
+    }
+    watcher_wake_.notify_all();
+    changed_.notify_all();                // the watcher may wait for the main thread's read to end
+    ::shutdown(socket_.fd(), SHUT_RDWR);  // ends a recv() the watcher may be in
+    watcher_.join();
   }
 }
 
@@ -25,7 +30,7 @@ std::optional<Frame> ParentLink::receive_first(std::chrono::milliseconds timeout
 }
 
 void ParentLink::start_reader() {
-  reader_ = std::thread([this] { read_loop(); });
+  watcher_ = std::thread([this] { watch_loop(); });
 }
 
 bool ParentLink::send(const Frame& frame) {
@@ -33,54 +38,73 @@ bool ParentLink::send(const Frame& frame) {
   return socket_.send(frame, kSendTimeout);
 }
 
-void ParentLink::read_loop() {
-  while (true) {
-    Frame frame;
-    FrameSocket::Status status;
-    try {
-      status = socket_.receive(frame);
-    } catch (const FrameError&) {
-      status = FrameSocket::Status::closed;  // a host that sends garbage is not one to serve
-    }
-    if (status == FrameSocket::Status::frame) {
-      on_frame(std::move(frame));
-      continue;
-    }
-    if (status == FrameSocket::Status::closed)
-      break;
-    pollfd readable{socket_.fd(), POLLIN, 0};
-    ::poll(&readable, 1, -1);
+void ParentLink::read_one(std::unique_lock<std::mutex>& lock) {
+  reading_ = true;
+  lock.unlock();
+  Frame frame;
+  FrameSocket::Status status;
+  try {
+    status = socket_.receive_waiting(frame, FrameSocket::kForever);
+  } catch (const FrameError&) {
+    status = FrameSocket::Status::closed;  // a host that sends garbage is not one to serve
   }
-  std::lock_guard lock(mutex_);
-  host_gone_ = true;
+  if (status == FrameSocket::Status::frame) {
+    if (const auto* ping = std::get_if<Ping>(&frame))
+      send(Pong{ping->nonce});  // at once, whoever reads it
+  }
+  lock.lock();
+  reading_ = false;
+  if (status == FrameSocket::Status::closed) {
+    host_gone_ = true;
+  } else if (status == FrameSocket::Status::frame) {
+    if (const auto* cancel = std::get_if<Cancel>(&frame)) {
+      cancelled_up_to_ = std::max(cancelled_up_to_, cancel->sequence);
+    } else if (auto* result = std::get_if<PublishResult>(&frame)) {
+      publish_results_[result->request] = std::move(*result);
+    } else if (const auto* verdict = std::get_if<MetricDeclared>(&frame)) {
+      metric_verdicts_[verdict->metric] = *verdict;
+    } else if (!std::holds_alternative<Ping>(frame)) {
+      work_.push_back(std::move(frame));  // Deliver, Shutdown; anything else the main loop refuses
+    }
+  }
+  // No waiter (the usual case: the main thread reads for itself) costs no system call here.
   changed_.notify_all();
 }
 
-void ParentLink::on_frame(Frame frame) {
-  if (const auto* ping = std::get_if<Ping>(&frame)) {
-    send(Pong{ping->nonce});
-    return;
+template <typename Done>
+void ParentLink::read_until(std::unique_lock<std::mutex>& lock, Done done) {
+  while (!done() && !host_gone_) {
+    if (reading_)
+      changed_.wait(lock);  // the watcher reads: it files what comes and wakes us
+    else
+      read_one(lock);
   }
-  std::lock_guard lock(mutex_);
-  if (const auto* cancel = std::get_if<Cancel>(&frame)) {
-    cancelled_up_to_ = std::max(cancelled_up_to_, cancel->sequence);
-  } else if (auto* result = std::get_if<PublishResult>(&frame)) {
-    publish_results_[result->request] = std::move(*result);
-  } else if (const auto* verdict = std::get_if<MetricDeclared>(&frame)) {
-    metric_verdicts_[verdict->metric] = *verdict;
-  } else {
-    work_.push_back(std::move(frame));  // Deliver, Shutdown; anything else the main loop refuses
+}
+
+void ParentLink::watch_loop() {
+  std::unique_lock lock(mutex_);
+  std::uint64_t seen = 0;
+  while (!closing_ && !host_gone_) {
+    watcher_wake_.wait_for(lock, kTakeOver);
+    // The same handler run as a tick ago has run at least kTakeOver: read for it until it ends.
+    const bool running_long = running_ != 0 && running_ == seen;
+    seen = running_;
+    if (!running_long)
+      continue;
+    read_until(lock, [&] { return running_ == 0 || closing_; });
   }
-  changed_.notify_all();
 }
 
 std::optional<Frame> ParentLink::next_work() {
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return !work_.empty() || host_gone_; });
+  running_ = 0;
+  read_until(lock, [&] { return !work_.empty(); });
   if (work_.empty())
     return std::nullopt;
   Frame frame = std::move(work_.front());
   work_.pop_front();
+  if (std::holds_alternative<Deliver>(frame))
+    running_ = ++runs_;
   return frame;
 }
 
@@ -88,7 +112,7 @@ template <typename Answer>
 std::optional<Answer> ParentLink::await(std::map<std::uint64_t, Answer>& answers,
                                         std::uint64_t key) {
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return answers.contains(key) || host_gone_; });
+  read_until(lock, [&] { return answers.contains(key); });
   auto found = answers.find(key);
   if (found == answers.end())
     return std::nullopt;

@@ -1,9 +1,13 @@
-// The worker process's side of its socket: one reader thread takes every frame from the host as
-// it arrives, so a Ping is answered and a Cancel seen while a handler runs on the main thread;
-// work (Deliver, Shutdown) queues for the main thread, and the answers a handler waits for
-// (PublishResult, MetricDeclared) wake it. Sends are serialised by a lock.
+// The worker process's side of its socket. Whichever thread needs a frame reads the socket
+// itself, one at a time: the main thread while it waits for work (a Deliver, Shutdown) or for an
+// answer its handler asked for (PublishResult, MetricDeclared), so a message costs one blocking
+// recv() and no hand-over between threads. A handler that runs long cannot read, so a watcher
+// thread takes the socket over once one has run for kTakeOver: it answers Ping, notes Cancel and
+// keeps the rest for the main thread, until the handler has returned. Any reader answers a Ping
+// at once. Sends are serialised by a lock.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -19,6 +23,10 @@ namespace warren::isolation {
 
 class ParentLink {
  public:
+  // How long a handler runs before the watcher reads for it: well under the host's ping
+  // interval (1 s), so a busy child still answers pings and sees a Cancel in time.
+  static constexpr std::chrono::milliseconds kTakeOver{50};
+
   explicit ParentLink(FrameSocket socket) : socket_(std::move(socket)) {}
   ParentLink(const ParentLink&) = delete;
   ParentLink& operator=(const ParentLink&) = delete;
@@ -26,12 +34,15 @@ class ParentLink {
 
   // Before start_reader(): one frame read on the caller's thread (the Start frame).
   std::optional<Frame> receive_first(std::chrono::milliseconds timeout);
+  // Starts the watcher thread.
   void start_reader();
 
   // false when the host is gone; the caller then ends.
   bool send(const Frame& frame);
 
-  // The next Deliver or Shutdown; std::nullopt once the host is gone.
+  // The next Deliver or Shutdown; std::nullopt once the host is gone. Called by the main thread
+  // only; calling it says the previous handler has returned, returning a Deliver that the next
+  // one runs (the watcher reads for it if it runs long).
   std::optional<Frame> next_work();
   // The handler of SEQUENCE asks for a publish; waits for the host's answer (std::nullopt:
   // confirmed). The host gone: "the host is gone".
@@ -42,24 +53,35 @@ class ParentLink {
   bool cancelled(std::uint64_t sequence) const;
 
  private:
-  void read_loop();
-  void on_frame(Frame frame);
+  // Waits, reading the socket when no other thread does, until DONE() (under mutex_) or the host
+  // is gone. LOCK holds mutex_.
+  template <typename Done>
+  void read_until(std::unique_lock<std::mutex>& lock, Done done);
+  // Reads one frame (without mutex_, holding the reader's turn) and files it; the host gone or
+  // garbage: host_gone_. LOCK holds mutex_ on entry and on return.
+  void read_one(std::unique_lock<std::mutex>& lock);
+  void watch_loop();
   // Waits until ANSWERS holds KEY or the host is gone; takes the answer out.
   template <typename Answer>
   std::optional<Answer> await(std::map<std::uint64_t, Answer>& answers, std::uint64_t key);
 
   FrameSocket socket_;
   std::mutex send_mutex_;
-  std::thread reader_;
+  std::thread watcher_;
 
   mutable std::mutex mutex_;
-  std::condition_variable changed_;
+  std::condition_variable changed_;       // a frame was filed or the reader's turn is free
+  std::condition_variable watcher_wake_;  // only at the end: the watcher otherwise just ticks
   std::deque<Frame> work_;
   std::map<std::uint64_t, PublishResult> publish_results_;
   std::map<std::uint64_t, MetricDeclared> metric_verdicts_;
   std::uint64_t cancelled_up_to_ = 0;
   std::uint64_t next_request_ = 1;
+  bool reading_ = false;       // one thread's turn to read the socket
+  std::uint64_t running_ = 0;  // the handler run in progress (numbered), 0 between them
+  std::uint64_t runs_ = 0;
   bool host_gone_ = false;
+  bool closing_ = false;
 };
 
 }  // namespace warren::isolation
