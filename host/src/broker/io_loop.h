@@ -100,7 +100,10 @@ class IoLoop {
   std::chrono::milliseconds schedule_reconnect();
   void reset_backoff() noexcept { backoff_.reset(); }
   // Dispatches every frame available now: connection.close is answered and thrown as
-  // ConnectionLost, channel.close goes to on_channel_closed(), the rest to on_frame().
+  // ConnectionLost, channel.close goes to on_channel_closed(), the rest to on_frame(). A pass
+  // ends when rabbitmq-c's buffer is empty, and a turn that the poll found the socket quiet
+  // does not read at all, except once every wake-up interval: then it asks the socket once more,
+  // so that rabbitmq-c sends a heartbeat that is due and notices a silent peer (io_wait.h).
   void read_frames();
 
   // --- Hooks, called on the I/O thread ---
@@ -150,6 +153,9 @@ class IoLoop {
   EndpointRotation rotation_;
   transport::Backoff backoff_;
   std::chrono::steady_clock::time_point next_connect_attempt_{};
+  const std::chrono::milliseconds wakeup_interval_;
+  std::chrono::steady_clock::time_point next_socket_check_{};  // read_frames(): PassEnd
+  bool socket_ready_ = true;  // the last wait_for_io() found the socket readable
 
   std::thread thread_;
 };

@@ -124,15 +124,19 @@ TEST(PublisherConnection, PublishesRacingClose_EveryCallerReturns) {
   }
 }
 
-TEST(WakeupQueue, APushWakesThePoller) {
+TEST(WakeupQueue, APushWakesThePollerUntilItDrains) {
   Wakeup wakeup;
   WakeupQueue<int> queue(wakeup);
   pollfd ready{wakeup.fd(), POLLIN, 0};
   EXPECT_EQ(::poll(&ready, 1, 0), 0);
   queue.push(1);
+  queue.push(2);  // not empty: no second signal
   EXPECT_EQ(::poll(&ready, 1, 0), 1);
-  EXPECT_EQ(queue.take(), std::vector<int>{1});
-  EXPECT_EQ(::poll(&ready, 1, 0), 0);  // taken: quiet again
+  wakeup.drain();
+  EXPECT_EQ(::poll(&ready, 1, 0), 0);  // drained: quiet again
+  EXPECT_EQ(queue.take(), (std::vector<int>{1, 2}));
+  queue.push(3);  // empty again: signals
+  EXPECT_EQ(::poll(&ready, 1, 0), 1);
 }
 
 TEST(PublisherConnection, NoEndpoint_IsRefusedAtConstruction) {
