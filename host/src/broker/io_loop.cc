@@ -87,7 +87,7 @@ void IoLoop::run() {
       if (wants_connection() && Clock::now() >= next_connect_attempt_)
         connect();
       if (!connection_) {
-        if (wait_for_io(nullptr, wakeup_.fd(), interval).wakeup)
+        if (wait(interval).wakeup)
           wakeup_.drain();
         continue;
       }
@@ -98,7 +98,7 @@ void IoLoop::run() {
       on_connection_lost(e.what());
       continue;
     }
-    const IoReady ready = wait_for_io(connection_.get(), wakeup_.fd(), interval);
+    const IoReady ready = wait(interval);
     if (ready.wakeup)
       wakeup_.drain();
     socket_ready_ = ready.socket;
@@ -107,6 +107,14 @@ void IoLoop::run() {
   drop_connection();
   if (heartbeat_)
     heartbeat_->retire();
+}
+
+IoReady IoLoop::wait(std::chrono::milliseconds interval) {
+  wakeup_.may_sleep();  // before the look at the queues: a push from now on signals
+  const auto timeout = commands_waiting() ? std::chrono::milliseconds(0) : interval;
+  const IoReady ready = wait_for_io(connection_.get(), wakeup_.fd(), timeout);
+  wakeup_.awake();
+  return ready;
 }
 
 void IoLoop::set_credentials(std::string user, std::string password) {

@@ -28,6 +28,7 @@
 #include "broker/broker_endpoint.h"
 #include "broker/channel_numbers.h"
 #include "broker/endpoint_rotation.h"
+#include "broker/io_wait.h"
 #include "broker/wakeup_queue.h"
 #include "observability/health.h"
 #include "transport/backoff.h"
@@ -109,6 +110,9 @@ class IoLoop {
   // --- Hooks, called on the I/O thread ---
   // Every turn, connected or not, before anything else (take queued commands, expire deadlines).
   virtual void service_commands() = 0;
+  // Whether other threads queued work since service_commands() took it (the loop then does not
+  // sleep: a push while the loop is awake does not signal, wakeup_queue.h).
+  virtual bool commands_waiting() const = 0;
   // Whether to connect when disconnected.
   virtual bool wants_connection() const { return true; }
   // A new connection, not yet adopted: open channels, declare. Throws ConnectionLost, or
@@ -134,6 +138,8 @@ class IoLoop {
 
  private:
   void run();
+  // Polls (io_wait.h) up to `interval`, not at all when commands are waiting.
+  IoReady wait(std::chrono::milliseconds interval);
   void connect();
   void dispatch(const amqp_frame_t& frame);
 

@@ -139,6 +139,20 @@ TEST(WakeupQueue, APushWakesThePollerUntilItDrains) {
   EXPECT_EQ(::poll(&ready, 1, 0), 1);
 }
 
+TEST(WakeupQueue, APushWhileThePollerIsAwake_DoesNotSignalAndIsSeenBeforeItSleeps) {
+  Wakeup wakeup;
+  WakeupQueue<int> queue(wakeup);
+  pollfd ready{wakeup.fd(), POLLIN, 0};
+  wakeup.awake();
+  queue.push(1);
+  EXPECT_EQ(::poll(&ready, 1, 0), 0) << "an awake poller was signalled";
+  wakeup.may_sleep();
+  EXPECT_FALSE(queue.empty()) << "the poller would sleep with work queued";
+  EXPECT_EQ(queue.take(), std::vector<int>{1});
+  queue.push(2);  // the poller may be asleep now: signalled
+  EXPECT_EQ(::poll(&ready, 1, 0), 1);
+}
+
 TEST(PublisherConnection, NoEndpoint_IsRefusedAtConstruction) {
   auto options = unreachable_broker();
   options.endpoints.clear();
