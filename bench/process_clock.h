@@ -49,4 +49,16 @@ inline long max_rss_kb() {
   return usage.ru_maxrss;
 }
 
+// The peak resident set of process PID so far (VmHWM of /proc/PID/status), in KiB; 0 when PID
+// is gone. A worker process reads its host's.
+inline long process_max_rss_kb(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string key;
+  for (long kb = 0; status >> key;) {
+    if (key == "VmHWM:" && status >> kb)
+      return kb;
+  }
+  return 0;
+}
+
 }  // namespace bench

@@ -12,9 +12,9 @@
 //
 // shared_tally = true (isolation = "process": one instance in each child): the instances count
 // together (shared_tally.h) and the report is the whole worker's, "first_ns last_ns host_cpu_ns
-// maxrss_kb children_cpu_ns children": the host's CPU in the third column, as in-process, the
-// children's in a fifth, how many children handled messages in a sixth (maxrss_kb is the
-// reporting child's).
+// maxrss_kb children_cpu_ns children host_maxrss_kb": the host's CPU in the third column, as
+// in-process, the children's in a fifth, how many children handled messages in a sixth
+// (maxrss_kb is the reporting child's), the host's peak RSS in a seventh.
 #include <atomic>
 #include <cstdio>
 #include <memory>
@@ -79,10 +79,11 @@ class Timing final : public warren::Handler {
       const std::int64_t last_ns = now_ns();
       const auto totals = tally_->totals();
       if (std::FILE* out = std::fopen(report_file_.c_str(), "w")) {
-        std::fprintf(out, "%lld %lld %lld %ld %lld %d\n", static_cast<long long>(totals.first_ns),
-                     static_cast<long long>(last_ns), static_cast<long long>(totals.host_cpu_ns),
-                     bench::max_rss_kb(), static_cast<long long>(totals.children_cpu_ns),
-                     totals.children);
+        std::fprintf(out, "%lld %lld %lld %ld %lld %d %ld\n",
+                     static_cast<long long>(totals.first_ns), static_cast<long long>(last_ns),
+                     static_cast<long long>(totals.host_cpu_ns), bench::max_rss_kb(),
+                     static_cast<long long>(totals.children_cpu_ns), totals.children,
+                     bench::process_max_rss_kb(::getppid()));
         std::fclose(out);
       }
     }

@@ -120,6 +120,7 @@ class ConsumerConnection final : private IoLoop {
   };
   // IoLoop hooks.
   void service_commands() override;
+  bool commands_waiting() const override { return !commands_.empty(); }
   bool wants_connection() const override { return !cancelled_; }
   void prepare_connection(AmqpConnection& connection) override;
   void on_connected() override;

@@ -32,7 +32,8 @@ IoLoop::IoLoop(IoLoopOptions options, IoLoopNames names, observability::Health* 
     : options_(std::move(options)),
       names_(std::move(names)),
       rotation_(endpoint_count(options_, names_)),
-      backoff_(transport::reconnect_policy(options_.reconnect_initial, options_.reconnect_max)) {
+      backoff_(transport::reconnect_policy(options_.reconnect_initial, options_.reconnect_max)),
+      wakeup_interval_(wakeup_interval(options_.connection.heartbeat)) {
   if (health != nullptr)
     heartbeat_ = health->register_loop(names_.loop, kLoopStallAllowance);
 }
@@ -75,7 +76,7 @@ std::chrono::milliseconds IoLoop::schedule_reconnect() {
 }
 
 void IoLoop::run() {
-  const auto interval = wakeup_interval(options_.connection.heartbeat);
+  const auto interval = wakeup_interval_;
   while (!stopping_.load() && !finished_) {
     if (heartbeat_)
       heartbeat_->tick();
@@ -86,7 +87,8 @@ void IoLoop::run() {
       if (wants_connection() && Clock::now() >= next_connect_attempt_)
         connect();
       if (!connection_) {
-        wait_for_io(nullptr, wakeup_.fd(), interval);
+        if (wait(interval).wakeup)
+          wakeup_.drain();
         continue;
       }
     }
@@ -96,12 +98,23 @@ void IoLoop::run() {
       on_connection_lost(e.what());
       continue;
     }
-    wait_for_io(connection_.get(), wakeup_.fd(), interval);
+    const IoReady ready = wait(interval);
+    if (ready.wakeup)
+      wakeup_.drain();
+    socket_ready_ = ready.socket;
   }
   on_loop_exit();
   drop_connection();
   if (heartbeat_)
     heartbeat_->retire();
+}
+
+IoReady IoLoop::wait(std::chrono::milliseconds interval) {
+  wakeup_.may_sleep();  // before the look at the queues: a push from now on signals
+  const auto timeout = commands_waiting() ? std::chrono::milliseconds(0) : interval;
+  const IoReady ready = wait_for_io(connection_.get(), wakeup_.fd(), timeout);
+  wakeup_.awake();
+  return ready;
 }
 
 void IoLoop::set_credentials(std::string user, std::string password) {
@@ -128,6 +141,7 @@ void IoLoop::connect() {
       std::lock_guard lock(connection_mutex_);
       connection_ = std::move(fresh);
     }
+    socket_ready_ = true;  // the first turn reads whatever came with the setup
     connected_ = true;
     on_connected();
     return;
@@ -143,7 +157,15 @@ void IoLoop::connect() {
 }
 
 void IoLoop::read_frames() {
-  read_available_frames(*connection_, [this](const amqp_frame_t& frame) { dispatch(frame); });
+  auto end = PassEnd::buffer_empty;
+  if (const auto now = Clock::now(); now >= next_socket_check_) {
+    end = PassEnd::ask_socket;
+    next_socket_check_ = now + wakeup_interval_;
+  } else if (!socket_ready_ && !amqp_frames_enqueued(connection_->state()) &&
+             !amqp_data_in_buffer(connection_->state())) {
+    return;  // woken by the wakeup fd alone: the socket has nothing
+  }
+  read_available_frames(*connection_, end, [this](const amqp_frame_t& frame) { dispatch(frame); });
 }
 
 void IoLoop::dispatch(const amqp_frame_t& frame) {

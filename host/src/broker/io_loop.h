@@ -28,6 +28,7 @@
 #include "broker/broker_endpoint.h"
 #include "broker/channel_numbers.h"
 #include "broker/endpoint_rotation.h"
+#include "broker/io_wait.h"
 #include "broker/wakeup_queue.h"
 #include "observability/health.h"
 #include "transport/backoff.h"
@@ -100,12 +101,18 @@ class IoLoop {
   std::chrono::milliseconds schedule_reconnect();
   void reset_backoff() noexcept { backoff_.reset(); }
   // Dispatches every frame available now: connection.close is answered and thrown as
-  // ConnectionLost, channel.close goes to on_channel_closed(), the rest to on_frame().
+  // ConnectionLost, channel.close goes to on_channel_closed(), the rest to on_frame(). A pass
+  // ends when rabbitmq-c's buffer is empty, and a turn that the poll found the socket quiet
+  // does not read at all, except once every wake-up interval: then it asks the socket once more,
+  // so that rabbitmq-c sends a heartbeat that is due and notices a silent peer (io_wait.h).
   void read_frames();
 
   // --- Hooks, called on the I/O thread ---
   // Every turn, connected or not, before anything else (take queued commands, expire deadlines).
   virtual void service_commands() = 0;
+  // Whether other threads queued work since service_commands() took it (the loop then does not
+  // sleep: a push while the loop is awake does not signal, wakeup_queue.h).
+  virtual bool commands_waiting() const = 0;
   // Whether to connect when disconnected.
   virtual bool wants_connection() const { return true; }
   // A new connection, not yet adopted: open channels, declare. Throws ConnectionLost, or
@@ -131,6 +138,8 @@ class IoLoop {
 
  private:
   void run();
+  // Polls (io_wait.h) up to `interval`, not at all when commands are waiting.
+  IoReady wait(std::chrono::milliseconds interval);
   void connect();
   void dispatch(const amqp_frame_t& frame);
 
@@ -150,6 +159,9 @@ class IoLoop {
   EndpointRotation rotation_;
   transport::Backoff backoff_;
   std::chrono::steady_clock::time_point next_connect_attempt_{};
+  const std::chrono::milliseconds wakeup_interval_;
+  std::chrono::steady_clock::time_point next_socket_check_{};  // read_frames(): PassEnd
+  bool socket_ready_ = true;  // the last wait_for_io() found the socket readable
 
   std::thread thread_;
 };

@@ -8,9 +8,14 @@
 namespace warren::broker {
 
 template <class OnFrame>
-void read_available_frames(AmqpConnection& connection, OnFrame&& on_frame) {
+void read_available_frames(AmqpConnection& connection, PassEnd end, OnFrame&& on_frame) {
   amqp_connection_state_t state = connection.state();
+  bool read_a_frame = false;
   for (;;) {
+    if (read_a_frame && end == PassEnd::buffer_empty && !amqp_frames_enqueued(state) &&
+        !amqp_data_in_buffer(state)) {
+      break;
+    }
     timeval immediately{0, 0};
     amqp_frame_t frame{};
     const int status = amqp_simple_wait_frame_noblock(state, &frame, &immediately);
@@ -21,6 +26,7 @@ void read_available_frames(AmqpConnection& connection, OnFrame&& on_frame) {
                            " lost: " + status_text(status));
     }
     on_frame(frame);
+    read_a_frame = true;
   }
   if (!amqp_frames_enqueued(state) && !amqp_data_in_buffer(state)) {
     amqp_maybe_release_buffers(state);

@@ -84,6 +84,7 @@ class PublisherConnection final : public transport::Publisher, private IoLoop {
 
   // IoLoop hooks.
   void service_commands() override;
+  bool commands_waiting() const override { return !requests_.empty(); }
   void prepare_connection(AmqpConnection& connection) override;
   void on_connected() override;
   void on_connect_failed(const std::string& why, bool refused,

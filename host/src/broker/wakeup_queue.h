@@ -1,11 +1,21 @@
 // Waking an I/O thread: a Wakeup is the eventfd the thread polls beside its socket, and a
 // WakeupQueue<Command> holds the work other threads hand it (acks, publishes, stop requests),
 // signalling the Wakeup so that the thread starts at once instead of at its next tick.
+//
+// The thread drains the eventfd only when its poll found it readable (io_wait.h), not at every
+// take(): most turns are woken by the socket, and a read of a quiet eventfd was a failed system
+// call per turn (issue 17: 1.4 per message at classic/20). And a push signals only a thread that
+// may be asleep: one that is awake takes the work at its next turn anyway, and the write would
+// only cost a system call and a turn of the thread for nothing. The thread says it may sleep
+// (may_sleep()) before it looks whether work is queued (WakeupQueue::empty()), a pusher looks
+// whether it may be asleep after it queued, both under the queue's mutex: either the thread sees
+// the work and does not sleep, or the pusher sees it may be asleep and signals.
 #pragma once
 
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <stdexcept>
@@ -28,7 +38,8 @@ class Wakeup {
     const std::uint64_t one = 1;
     [[maybe_unused]] const auto n = ::write(fd_, &one, sizeof(one));
   }
-  // Clears the signal (the poller is about to look at what woke it).
+  // Clears the signal; the poller calls it when its poll found the fd readable, before it looks
+  // at what woke it (a push after the drain signals again).
   void drain() noexcept {
     std::uint64_t ignored = 0;
     [[maybe_unused]] const auto n = ::read(fd_, &ignored, sizeof(ignored));
@@ -36,8 +47,15 @@ class Wakeup {
 
   int fd() const noexcept { return fd_; }
 
+  // The poller, before it looks for queued work and then polls (see above).
+  void may_sleep() noexcept { may_sleep_.store(true); }
+  // The poller, after its poll returned.
+  void awake() noexcept { may_sleep_.store(false); }
+  bool may_be_asleep() const noexcept { return may_sleep_.load(); }
+
  private:
   const int fd_;
+  std::atomic<bool> may_sleep_{true};  // true: a push signals (before the first turn, too)
 };
 
 template <class Command>
@@ -50,15 +68,17 @@ class WakeupQueue {
 
   // False (and nothing queued) once close() ran: nobody would take it.
   bool push(Command command) {
-    bool was_empty = false;
+    bool wake = false;
     {
       std::lock_guard lock(mutex_);
       if (closed_)
         return false;
-      was_empty = commands_.empty();
+      // Not empty: whoever queued first signalled, or saw the thread awake (then the thread sees
+      // the work before it sleeps).
+      wake = commands_.empty() && wakeup_.may_be_asleep();
       commands_.push_back(std::move(command));
     }
-    if (was_empty)
+    if (wake)
       wakeup_.signal();
     return true;
   }
@@ -69,9 +89,8 @@ class WakeupQueue {
     closed_ = true;
   }
 
-  // Everything queued so far, oldest first.
+  // Everything queued so far, oldest first. The Wakeup is left to the poller to drain.
   std::vector<Command> take() {
-    wakeup_.drain();
     std::vector<Command> taken;
     std::lock_guard lock(mutex_);
     taken.swap(commands_);

@@ -124,15 +124,33 @@ TEST(PublisherConnection, PublishesRacingClose_EveryCallerReturns) {
   }
 }
 
-TEST(WakeupQueue, APushWakesThePoller) {
+TEST(WakeupQueue, APushWakesThePollerUntilItDrains) {
   Wakeup wakeup;
   WakeupQueue<int> queue(wakeup);
   pollfd ready{wakeup.fd(), POLLIN, 0};
   EXPECT_EQ(::poll(&ready, 1, 0), 0);
   queue.push(1);
+  queue.push(2);  // not empty: no second signal
   EXPECT_EQ(::poll(&ready, 1, 0), 1);
+  wakeup.drain();
+  EXPECT_EQ(::poll(&ready, 1, 0), 0);  // drained: quiet again
+  EXPECT_EQ(queue.take(), (std::vector<int>{1, 2}));
+  queue.push(3);  // empty again: signals
+  EXPECT_EQ(::poll(&ready, 1, 0), 1);
+}
+
+TEST(WakeupQueue, APushWhileThePollerIsAwake_DoesNotSignalAndIsSeenBeforeItSleeps) {
+  Wakeup wakeup;
+  WakeupQueue<int> queue(wakeup);
+  pollfd ready{wakeup.fd(), POLLIN, 0};
+  wakeup.awake();
+  queue.push(1);
+  EXPECT_EQ(::poll(&ready, 1, 0), 0) << "an awake poller was signalled";
+  wakeup.may_sleep();
+  EXPECT_FALSE(queue.empty()) << "the poller would sleep with work queued";
   EXPECT_EQ(queue.take(), std::vector<int>{1});
-  EXPECT_EQ(::poll(&ready, 1, 0), 0);  // taken: quiet again
+  queue.push(2);  // the poller may be asleep now: signalled
+  EXPECT_EQ(::poll(&ready, 1, 0), 1);
 }
 
 TEST(PublisherConnection, NoEndpoint_IsRefusedAtConstruction) {
