@@ -43,13 +43,6 @@ void add_retry_headers(TestMessage& message, const transport::Settlement& settle
   message.redelivered = false;  // a new copy, not a redelivery
 }
 
-// The dead-letter reason (x-warren-error) the host gives a message whose worker process died
-// max_crashes times (runtime/dispatcher.cc, dead_letter_child_crasher).
-std::string child_crash_reason(const std::string& death, int crashes) {
-  return "crash: " + death + ": its worker process died " + std::to_string(crashes) + " time" +
-         (crashes == 1 ? "" : "s") + " running this message";
-}
-
 }  // namespace
 
 RetryRun::RetryRun(const RetryPolicy& policy, std::string worker, const TestMessage& first)
@@ -121,7 +114,7 @@ bool RetryRun::crashed(Result result, int max_crashes, std::uint32_t max_deliver
   if (crashes_ >= max_crashes) {
     settled_.attempts.push_back(std::move(record));
     settled_.disposition = SettledMessage::Disposition::dead_lettered;
-    settled_.reason = child_crash_reason(death, crashes_);
+    settled_.reason = runtime::child_crash_reason(death, crashes_);
     return true;
   }
   record.run_again_now = true;  // in a fresh process, the same attempt

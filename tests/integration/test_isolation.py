@@ -130,6 +130,8 @@ def test_Isolation_OneMessageKillsItsProcess_HostStaysUpCulpritDeadLetteredOther
     assert value(series, "warren_plugin_restarts_total", worker="w") == MAX_CRASHES
     assert value(series, "warren_plugin_processes", worker="w") == 2
     assert value(series, "warren_plugin_crashloop", worker="w") == 0
+    # What the children run, from their Hello (the host never loads the plugin itself).
+    assert value(series, "warren_plugin_info", worker="w") == 1
     assert host.terminate() == 0, host.describe()
 
 

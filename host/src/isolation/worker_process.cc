@@ -1,6 +1,7 @@
 #include "isolation/worker_process.h"
 
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <system_error>
@@ -303,6 +304,16 @@ WorkerProcess::Awaited WorkerProcess::await(Ticket ticket) {
       socket.send(Ping{next_ping_++}, std::chrono::milliseconds(1'000));
     }
   }
+}
+
+std::optional<WorkerDeath> WorkerProcess::bury_if_dead() {
+  if (!child_)
+    return std::nullopt;
+  siginfo_t info{};
+  if (::waitid(P_PID, static_cast<id_t>(child_->pid()), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+      info.si_pid == 0)
+    return std::nullopt;
+  return bury(std::nullopt);
 }
 
 WorkerDeath WorkerProcess::bury(std::optional<std::string> override_reason) {

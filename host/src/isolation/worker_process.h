@@ -113,6 +113,11 @@ class WorkerProcess {
   // Asks the child to finish (Shutdown) and waits until DEADLINE, then kills it.
   void stop(std::chrono::steady_clock::time_point deadline);
 
+  // A child that died with no message in it (killed from outside between messages) is buried
+  // and named here, as a death running one would be ("oom" when its cgroup's OOM killer sent the
+  // SIGKILL); std::nullopt while it lives (or none runs).
+  std::optional<WorkerDeath> bury_if_dead();
+
  private:
   using Clock = std::chrono::steady_clock;
   enum class Served { outcome, ready, other };

@@ -369,8 +369,7 @@ void Dispatcher::dead_letter_child_crasher(transport::Delivery& delivery, const 
   const std::string count = std::to_string(crashes);
   transport::Settlement settlement;
   settlement.kind = transport::Settlement::Kind::dead_letter;
-  settlement.reason = "crash: " + death + ": its worker process died " + count + " time" +
-                      (crashes == 1 ? "" : "s") + " running this message";
+  settlement.reason = child_crash_reason(death, crashes);
   settlement.worker = options_.worker;
   settlement.attempt = std::max<std::uint32_t>(1, message.attempt);
   settlement.extra_headers.emplace_back("x-warren-crashes", count);

@@ -1,12 +1,9 @@
 // See process_runner.h.
 #include "runtime/process_runner.h"
 
-#include <sys/wait.h>
-
 #include <system_error>
 #include <thread>
 
-#include "isolation/child_exit.h"
 #include "observability/log.h"
 #include "transport/ids.h"
 
@@ -131,7 +128,7 @@ class ProcessLane final : public HandlerLane {
         std::string(started_before_ ? "worker process started again" : "worker process started") +
             " (pid " + std::to_string(process_.pid()) + "): plugin " + hello.plugin_name + " " +
             hello.plugin_version);
-    runner_.child_started(started_before_);
+    runner_.child_started(started_before_, hello);
     started_before_ = true;
     return true;
   }
@@ -145,19 +142,17 @@ class ProcessLane final : public HandlerLane {
   // A child that died between messages (killed from outside) is buried here, blaming nothing,
   // rather than taking the blame for the next message it would be given.
   bool died_idle() {
-    siginfo_t info{};
-    if (::waitid(P_PID, static_cast<id_t>(process_.pid()), &info, WEXITED | WNOHANG | WNOWAIT) !=
-            0 ||
-        info.si_pid == 0)
+    const pid_t pid = process_.pid();
+    const std::optional<isolation::WorkerDeath> death = process_.bury_if_dead();
+    if (!death)
       return false;
-    const std::string reason = isolation::child_exit_from(info).reason();
     observability::log(observability::LogLevel::warn,
                        observability::LogFields::for_worker(runner_.options_.worker),
-                       "worker process " + std::to_string(process_.pid()) + " died (" + reason +
+                       "worker process " + std::to_string(pid) + " died (" + death->reason +
                            ") with no message in it");
-    process_.stop(Clock::now());  // reaps it
     runner_.processes_.Decrement();
-    next_start_ = Clock::now() + runner_.child_died(reason, "died idle: " + reason, false);
+    next_start_ =
+        Clock::now() + runner_.child_died(death->reason, "died idle: " + death->reason, false);
     return true;
   }
 
@@ -202,8 +197,11 @@ void ProcessRunner::forget_crashes(const CrashIdentity& identity) {
   crashes_.erase(identity);
 }
 
-void ProcessRunner::child_started(bool restart) {
+void ProcessRunner::child_started(bool restart, const isolation::Hello& hello) {
   processes_.Increment();
+  // What the children run: the host never loads the plugin, so it learns this from each Hello
+  // (the same for every child: they load the bytes the host held).
+  metrics_.set_plugin_info(hello.plugin_name, hello.plugin_version, options_.worker);
   if (restart)
     metrics_.plugin_restarts(options_.worker).Increment();
   std::lock_guard lock(mutex_);

@@ -62,7 +62,7 @@ class ProcessRunner final : public HandlerRunner {
   // more, for the log): counted; returns the delay before the next start.
   std::chrono::milliseconds child_died(const std::string& reason, const std::string& detail,
                                        bool blamed_a_message);
-  void child_started(bool restart);
+  void child_started(bool restart, const isolation::Hello& hello);
 
   const isolation::HeldExecutable& executable_;
   const ProcessRunnerOptions options_;

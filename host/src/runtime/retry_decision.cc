@@ -70,4 +70,9 @@ RetryDecision decide(const config::RetryPolicy& policy, const HandlerResult& res
   return decision;
 }
 
+std::string child_crash_reason(const std::string& death, int crashes) {
+  return "crash: " + death + ": its worker process died " + std::to_string(crashes) + " time" +
+         (crashes == 1 ? "" : "s") + " running this message";
+}
+
 }  // namespace warren::runtime

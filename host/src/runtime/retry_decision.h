@@ -49,4 +49,9 @@ std::chrono::milliseconds backoff_delay(const config::RetryPolicy& policy,
 // A worker's retry policy as the shared backoff (transport/backoff.h).
 transport::BackoffPolicy backoff_policy(const config::RetryPolicy& policy);
 
+// The dead-letter reason (x-warren-error) of a message whose worker process died `crashes` times
+// running it (isolation = "process", at max_crashes): "crash: SIGSEGV: its worker process died
+// 3 times running this message". The SDK's test harness gives the same words.
+std::string child_crash_reason(const std::string& death, int crashes);
+
 }  // namespace warren::runtime
