@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <system_error>
+#include <vector>
 
 namespace warren::isolation {
 
@@ -64,33 +66,71 @@ std::pair<FrameSocket, FrameSocket> FrameSocket::pair() {
 }
 
 bool FrameSocket::send(const Frame& frame, std::chrono::milliseconds timeout) {
+  return send_all(std::span<const Frame>(&frame, 1), timeout);
+}
+
+bool FrameSocket::send_all(std::span<const Frame> frames, std::chrono::milliseconds timeout) {
   if (send_failed_)
     return false;
+  std::vector<std::string> packets;
+  for (const Frame& frame : frames)
+    for (std::string& packet : split_into_packets(encode(frame)))
+      packets.push_back(std::move(packet));
+  return send_packets(packets, timeout);
+}
+
+bool FrameSocket::send_packets(std::span<const std::string> packets,
+                               std::chrono::milliseconds timeout) {
+  if (send_failed_)
+    return false;
+  // sendmmsg() takes at most UIO_MAXIQOV messages a call; a held batch is far smaller.
+  constexpr std::size_t kBatch = 64;
+  std::array<iovec, kBatch> parts;
+  std::array<mmsghdr, kBatch> messages;
   auto deadline = Clock::now() + timeout;
-  for (const std::string& packet : split_into_packets(encode(frame))) {
-    while (true) {
-      ssize_t sent = ::send(fd_, packet.data(), packet.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (sent == static_cast<ssize_t>(packet.size()))
-        break;
-      if (sent < 0 && errno == EINTR)
-        continue;
-      if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        pollfd writable{fd_, POLLOUT, 0};
-        int ready = ::poll(&writable, 1, remaining_ms(deadline));
-        if (ready < 0 && errno == EINTR)
-          continue;
-        if (ready <= 0) {
-          // Half a frame may be out: the stream cannot carry another one.
-          send_failure_ = "the peer did not read a frame within its time";
+  std::size_t next = 0;
+  while (next < packets.size()) {
+    const std::size_t count = std::min(kBatch, packets.size() - next);
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::string& packet = packets[next + i];
+      parts[i] = iovec{const_cast<char*>(packet.data()), packet.size()};
+      messages[i] = mmsghdr{};
+      messages[i].msg_hdr.msg_iov = &parts[i];
+      messages[i].msg_hdr.msg_iovlen = 1;
+    }
+    int sent =
+        ::sendmmsg(fd_, messages.data(), static_cast<unsigned>(count), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (sent > 0) {
+      // A SEQPACKET send is whole or fails; a short one is a broken stream.
+      for (int i = 0; i < sent; ++i) {
+        if (messages[static_cast<std::size_t>(i)].msg_len !=
+            packets[next + static_cast<std::size_t>(i)].size()) {
+          send_failure_ = "short packet write";
           send_failed_ = true;
           return false;
         }
-        continue;
       }
-      send_failure_ = sent < 0 ? std::strerror(errno) : "short packet write";
-      send_failed_ = true;
-      return false;
+      next += static_cast<std::size_t>(sent);
+      continue;
     }
+    if (sent < 0 && errno == EINTR)
+      continue;
+    if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd writable{fd_, POLLOUT, 0};
+      int ready = ::poll(&writable, 1, remaining_ms(deadline));
+      if (ready < 0 && errno == EINTR)
+        continue;
+      if (ready <= 0) {
+        // Half a frame may be out: the stream cannot carry another one.
+        send_failure_ = "the peer did not read a frame within its time";
+        send_failed_ = true;
+        return false;
+      }
+      continue;
+    }
+    send_failure_ = sent < 0 ? std::strerror(errno) : "no packet written";
+    send_failed_ = true;
+    return false;
   }
   return true;
 }

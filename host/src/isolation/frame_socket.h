@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -36,6 +37,11 @@ class FrameSocket {
   // Sends FRAME whole, waiting for room in the socket at most TIMEOUT altogether. false when the
   // peer is gone or did not read in time (the caller treats both as a dead peer).
   bool send(const Frame& frame, std::chrono::milliseconds timeout);
+  // Sends FRAMES in order, as many packets per system call as the socket takes (sendmmsg), so
+  // that a peer asleep in recv() wakes once and finds them all; otherwise as send().
+  bool send_all(std::span<const Frame> frames, std::chrono::milliseconds timeout);
+  // The same for frames already encoded into packets (split_into_packets(encode(frame))).
+  bool send_packets(std::span<const std::string> packets, std::chrono::milliseconds timeout);
 
   enum class Status { frame, would_block, closed };
   // One frame if a whole one is readable now, without waiting (the descriptor polled readable

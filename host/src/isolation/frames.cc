@@ -160,10 +160,12 @@ struct Encoder {
     out.u32(f.attempt);
     out.u8(f.redelivered ? 1 : 0);
     write_headers(out, f.headers);
+    out.u8(f.report_at_once ? 1 : 0);
   }
   void operator()(const Outcome& f) const {
     out.u64(f.sequence);
     write_outcome(out, f.outcome);
+    out.u64(f.ran_for_ns);
   }
   void operator()(const PublishRequest& f) const {
     out.u64(f.sequence);
@@ -262,6 +264,7 @@ Deliver read_frame<Deliver>(FrameReader& in) {
   f.attempt = in.u32("attempt");
   f.redelivered = read_flag(in, "redelivered");
   f.headers = read_headers(in);
+  f.report_at_once = read_flag(in, "report at once");
   return f;
 }
 
@@ -270,6 +273,7 @@ Outcome read_frame<Outcome>(FrameReader& in) {
   Outcome f;
   f.sequence = in.u64("sequence");
   f.outcome = read_outcome(in);
+  f.ran_for_ns = in.u64("run time");
   return f;
 }
 

@@ -35,7 +35,7 @@
 namespace warren::isolation {
 
 // Both sides are one build; a different number means a worker binary from another package.
-inline constexpr std::uint32_t kProtocolVersion = 2;
+inline constexpr std::uint32_t kProtocolVersion = 3;
 
 struct Start {
   std::uint32_t protocol = kProtocolVersion;
@@ -80,16 +80,23 @@ struct Deliver {
   std::uint32_t attempt = 1;
   bool redelivered = false;
   std::vector<std::pair<std::string, std::string>> headers;
+  // Sent again after a child died: the child sends what it holds before running it and its
+  // Outcome at once (never held with others), so that another death running it (even a
+  // SIGKILL, which leaves no time to send anything) blames this message and no other.
+  bool report_at_once = false;
   friend bool operator==(const Deliver&, const Deliver&) = default;
 };
 
 struct Outcome {
   std::uint64_t sequence = 0;
   host_abi::ReportedOutcome outcome;
+  // How long the handler ran, measured in the child: the host cannot tell from when the Outcome
+  // arrives, as a child sends several together.
+  std::uint64_t ran_for_ns = 0;
   friend bool operator==(const Outcome& a, const Outcome& b) {
-    return a.sequence == b.sequence && a.outcome.kind == b.outcome.kind &&
-           a.outcome.delay == b.outcome.delay && a.outcome.reason == b.outcome.reason &&
-           a.outcome.error == b.outcome.error &&
+    return a.sequence == b.sequence && a.ran_for_ns == b.ran_for_ns &&
+           a.outcome.kind == b.outcome.kind && a.outcome.delay == b.outcome.delay &&
+           a.outcome.reason == b.outcome.reason && a.outcome.error == b.outcome.error &&
            a.outcome.exception_type == b.outcome.exception_type;
   }
 };

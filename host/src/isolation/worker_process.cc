@@ -124,7 +124,8 @@ WorkerProcess::Served WorkerProcess::serve(Frame& frame) {
                                         : ", not for the one running (" +
                                               std::to_string(window_.front().sequence) + ")"));
     window_.front().services->report(std::move(outcome->outcome));
-    done_[outcome->sequence] = Awaited{};
+    done_[outcome->sequence] =
+        Awaited{Awaited::Kind::ran, {}, std::chrono::nanoseconds(outcome->ran_for_ns)};
     window_.pop_front();
     head_since_ = Clock::now();  // the next one starts now, if there is one
     head_cancelled_ = false;
@@ -184,10 +185,10 @@ std::optional<WorkerDeath> WorkerProcess::handle(
 
 WorkerProcess::Ticket WorkerProcess::submit(
     const warren_message& message, const std::vector<std::pair<std::string, std::string>>& headers,
-    host_abi::MessageServices& services) {
+    host_abi::MessageServices& services, bool report_at_once) {
   const Ticket sequence = next_sequence_++;
   if (!child_) {
-    done_[sequence] = Awaited{Awaited::Kind::not_run, {}};  // start() one first
+    done_[sequence] = Awaited{Awaited::Kind::not_run, {}, {}};  // start() one first
     return sequence;
   }
   Deliver deliver{sequence,
@@ -198,7 +199,8 @@ WorkerProcess::Ticket WorkerProcess::submit(
                   std::string(text(message.content_type)),
                   message.attempt,
                   message.redelivered != 0,
-                  headers};
+                  headers,
+                  report_at_once};
   if (window_.empty()) {
     head_since_ = Clock::now();  // an idle child starts it as it arrives
     head_cancelled_ = false;
@@ -215,7 +217,7 @@ void WorkerProcess::end_window(const std::string& reason) {
   bool head = true;
   for (const InFlight& message : window_) {
     done_[message.sequence] =
-        head ? Awaited{Awaited::Kind::died, reason} : Awaited{Awaited::Kind::not_run, {}};
+        head ? Awaited{Awaited::Kind::died, reason, {}} : Awaited{Awaited::Kind::not_run, {}, {}};
     head = false;
   }
   window_.clear();
@@ -245,7 +247,7 @@ WorkerProcess::Awaited WorkerProcess::await(Ticket ticket) {
     if (auto awaited = take())
       return *awaited;
     if (!child_ || window_.empty())  // not submitted, or awaited before: a caller's mistake
-      return Awaited{Awaited::Kind::not_run, {}};
+      return Awaited{Awaited::Kind::not_run, {}, {}};
     FrameSocket& socket = child_->socket();
     auto now = Clock::now();
     // The head's deadlines: it has run since head_since_.
@@ -341,7 +343,7 @@ WorkerDeath WorkerProcess::bury(std::optional<std::string> override_reason) {
 
 void WorkerProcess::stop(std::chrono::steady_clock::time_point deadline) {
   for (const InFlight& message : window_)  // none ran to its end: none is to blame
-    done_[message.sequence] = Awaited{Awaited::Kind::not_run, {}};
+    done_[message.sequence] = Awaited{Awaited::Kind::not_run, {}, {}};
   window_.clear();
   if (!child_)
     return;

@@ -101,11 +101,13 @@ class WorkerProcess {
   struct Awaited {
     enum class Kind { ran, died, not_run };
     Kind kind = Kind::ran;
-    std::string reason;  // died: why (WorkerDeath::reason)
+    std::string reason;                   // died: why (WorkerDeath::reason)
+    std::chrono::nanoseconds ran_for{0};  // ran: how long, measured by the child
   };
+  // REPORT_AT_ONCE: Deliver::report_at_once (a message sent again after a death).
   Ticket submit(const warren_message& message,
                 const std::vector<std::pair<std::string, std::string>>& headers,
-                host_abi::MessageServices& services);
+                host_abi::MessageServices& services, bool report_at_once = false);
   Awaited await(Ticket ticket);
   // Messages sent whose outcome has not come back.
   std::size_t in_flight() const noexcept { return window_.size(); }

@@ -39,6 +39,9 @@ struct DispatchJob {
   int crashes = 0;
   std::optional<std::string> crashed_for_good;
   bool give_back = false;
+  // Sent again after the process it was sent to died: its outcome comes back alone
+  // (HandlerLane::submit), so that a death running it is blamed on it and on no other.
+  bool after_a_death = false;
   transport::Settlement settlement;  // what the last run decided
 };
 

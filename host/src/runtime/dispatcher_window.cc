@@ -55,7 +55,8 @@ void Dispatcher::process_window(std::vector<std::unique_ptr<transport::Delivery>
       std::unique_ptr<DispatchJob> job = std::move(waiting.front());
       waiting.pop_front();
       begin_run(*job);
-      const HandlerLane::Ticket ticket = lane.submit(job->view, job->message(), job->context);
+      const HandlerLane::Ticket ticket =
+          lane.submit(job->view, job->message(), job->context, job->after_a_death);
       sent.push_back(Sent{std::move(job), ticket});
     }
   };
@@ -85,15 +86,19 @@ void Dispatcher::process_window(std::vector<std::unique_ptr<transport::Delivery>
       heartbeat->tick();
     if (awaited.kind == HandlerLane::Awaited::Kind::not_run) {
       process_gone = true;
+      job.after_a_death = true;
       waiting.push_back(std::move(head.job));
     } else {
       const auto now = Clock::now();
-      metrics_.handler_duration->Observe(std::chrono::duration<double>(now - head_since).count());
+      // The child's own measure where it has one: its outcomes may come several at a time.
+      const auto ran_for = awaited.ran_for.value_or(now - head_since);
+      metrics_.handler_duration->Observe(std::chrono::duration<double>(ran_for).count());
       head_since = now;
       std::optional<std::string> died;
       if (awaited.kind == HandlerLane::Awaited::Kind::died) {
         died = awaited.reason;
         process_gone = true;
+        job.after_a_death = true;
       }
       if (after_run(job, died) == AfterRun::finished)
         finish(job);

@@ -23,7 +23,7 @@ class InProcessLane final : public HandlerLane {
 }  // namespace
 
 HandlerLane::Ticket HandlerLane::submit(const warren_message&, const transport::InboundMessage&,
-                                        host_abi::MessageServices&) {
+                                        host_abi::MessageServices&, bool) {
   throw std::logic_error("this handler lane runs one message at a time: run(), not submit()");
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -47,10 +48,14 @@ class HandlerLane {
     enum class Kind { ran, died, not_run };
     Kind kind = Kind::ran;
     std::string reason;
+    // ran: how long the handler ran, if the lane measured it where it ran (a child sends
+    // several outcomes together, so when one arrives says little).
+    std::optional<std::chrono::nanoseconds> ran_for;
   };
-  // VIEW, MESSAGE and SERVICES outlive the ticket's await().
+  // VIEW, MESSAGE and SERVICES outlive the ticket's await(). REPORT_AT_ONCE: the message comes
+  // back after a death; its outcome must not wait for others' (isolation::Deliver).
   virtual Ticket submit(const warren_message& view, const transport::InboundMessage& message,
-                        host_abi::MessageServices& services);
+                        host_abi::MessageServices& services, bool report_at_once);
   virtual Awaited await(Ticket ticket);
 };
 

@@ -91,22 +91,22 @@ class ProcessLane final : public HandlerLane {
   bool takes_a_window() const noexcept override { return true; }
 
   Ticket submit(const warren_message& view, const transport::InboundMessage& message,
-                host_abi::MessageServices& services) override {
-    return process_.submit(view, message.headers, services);
+                host_abi::MessageServices& services, bool report_at_once) override {
+    return process_.submit(view, message.headers, services, report_at_once);
   }
 
   Awaited await(Ticket ticket) override {
     isolation::WorkerProcess::Awaited awaited = process_.await(ticket);
     switch (awaited.kind) {
       case isolation::WorkerProcess::Awaited::Kind::ran:
-        return Awaited{};
+        return Awaited{Awaited::Kind::ran, {}, awaited.ran_for};
       case isolation::WorkerProcess::Awaited::Kind::not_run:
-        return Awaited{Awaited::Kind::not_run, {}};
+        return Awaited{Awaited::Kind::not_run, {}, {}};
       case isolation::WorkerProcess::Awaited::Kind::died:
         break;
     }
     buried(awaited.reason);
-    return Awaited{Awaited::Kind::died, std::move(awaited.reason)};
+    return Awaited{Awaited::Kind::died, std::move(awaited.reason), {}};
   }
 
  private:

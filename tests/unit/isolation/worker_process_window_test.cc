@@ -170,5 +170,71 @@ TEST(WorkerProcessWindow, ASoftTimeoutWithAFullWindow_CancelsTheRunningMessageOn
   EXPECT_FALSE(saw_stop(services[2]));
 }
 
+// A child that runs fast handlers while more wait holds their outcomes to send them together
+// (isolation/worker/held_frames.h). Whatever it holds must still reach the host: here in order,
+// each once, with the run time the child measured.
+TEST(WorkerProcessWindow, FortyFastMessagesInOneWindow_EachOutcomeReachesItsMessageOnce) {
+  FakeWorker worker;
+  WorkerProcess process(worker_binary(), options(), worker);
+  process.start();
+  std::array<Message, 40> messages;
+  messages.fill(with_action("ack"));
+  std::array<FakeMessage, 40> services;
+  auto tickets = submit_all(process, messages, services);
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const auto awaited = process.await(tickets[i]);
+    EXPECT_EQ(awaited.kind, Kind::ran) << i;
+    EXPECT_GT(awaited.ran_for.count(), 0) << i << ": measured by the child";
+    EXPECT_LT(awaited.ran_for, 1s) << i;
+    ASSERT_EQ(services[i].outcomes.size(), 1u) << i;
+    EXPECT_EQ(services[i].outcomes[0].kind, host_abi::ReportedOutcome::Kind::ack) << i;
+  }
+  EXPECT_TRUE(process.running());
+}
+
+// Outcomes held behind a handler that then runs long are sent by the child's watcher, not kept
+// until it returns: here the slow one is killed at hard_timeout (a SIGKILL: the child can send
+// nothing then), and the fast ones before it must have been heard as run, not blamed.
+TEST(WorkerProcessWindow, FastMessagesThenAHang_TheirHeldOutcomesArriveBeforeTheKill) {
+  FakeWorker worker;
+  WorkerProcessOptions timed = options();
+  timed.hard_timeout = 1s;
+  WorkerProcess process(worker_binary(), timed, worker);
+  process.start();
+  std::array<Message, 8> messages;
+  messages.fill(with_action("ack"));
+  messages[6] = with_action("sleep:30000");
+  std::array<FakeMessage, 8> services;
+  auto tickets = submit_all(process, messages, services);
+  for (std::size_t i = 0; i < 6; ++i)
+    EXPECT_EQ(process.await(tickets[i]).kind, Kind::ran) << i;
+  const auto hung = process.await(tickets[6]);
+  EXPECT_EQ(hung.kind, Kind::died);
+  EXPECT_EQ(hung.reason, "timeout");
+  EXPECT_EQ(process.await(tickets[7]).kind, Kind::not_run);
+  for (std::size_t i = 0; i < 6; ++i)
+    EXPECT_EQ(services[i].outcomes.size(), 1u) << i;
+}
+
+// A fatal signal in a handler sends what the child held (its handler), so the host blames the
+// crashing message and hears the ones before it as run: none of them runs twice.
+TEST(WorkerProcessWindow, FastMessagesThenASegfault_TheHeldOutcomesAreSentByTheSignalHandler) {
+  FakeWorker worker;
+  WorkerProcess process(worker_binary(), options(), worker);
+  process.start();
+  std::array<Message, 12> messages;
+  messages.fill(with_action("ack"));
+  messages[8] = with_action("segfault");
+  std::array<FakeMessage, 12> services;
+  auto tickets = submit_all(process, messages, services);
+  for (std::size_t i = 0; i < 8; ++i)
+    EXPECT_EQ(process.await(tickets[i]).kind, Kind::ran) << i;
+  const auto culprit = process.await(tickets[8]);
+  EXPECT_EQ(culprit.kind, Kind::died);
+  EXPECT_EQ(culprit.reason, "SIGSEGV") << "the signal still kills the child, and is named";
+  for (std::size_t i = 9; i < messages.size(); ++i)
+    EXPECT_EQ(process.await(tickets[i]).kind, Kind::not_run) << i;
+}
+
 }  // namespace
 }  // namespace warren::isolation

@@ -53,10 +53,11 @@ class ScriptedRunner final : public HandlerRunner {
 
     bool takes_a_window() const noexcept override { return runner_.window; }
     Ticket submit(const warren_message&, const transport::InboundMessage& message,
-                  host_abi::MessageServices& services) override {
+                  host_abi::MessageServices& services, bool report_at_once) override {
+      runner_.note_submitted(message.message_id, report_at_once);
       const Ticket ticket = next_ticket_++;
       if (dead_)
-        done_[ticket] = Awaited{Awaited::Kind::not_run, {}};
+        done_[ticket] = Awaited{Awaited::Kind::not_run, {}, {}};
       else
         queued_.push_back(Queued{ticket, message.message_id, &services});
       runner_.saw_in_flight(queued_.size());
@@ -67,9 +68,9 @@ class ScriptedRunner final : public HandlerRunner {
         Queued head = queued_.front();
         queued_.pop_front();
         if (auto died = runner_.handle(head.id, *head.services)) {
-          done_[head.ticket] = Awaited{Awaited::Kind::died, *died};
+          done_[head.ticket] = Awaited{Awaited::Kind::died, *died, {}};
           for (const Queued& behind : queued_)
-            done_[behind.ticket] = Awaited{Awaited::Kind::not_run, {}};
+            done_[behind.ticket] = Awaited{Awaited::Kind::not_run, {}, {}};
           queued_.clear();
           dead_ = true;
         } else {
@@ -133,6 +134,15 @@ class ScriptedRunner final : public HandlerRunner {
     std::lock_guard lock(mutex_);
     return calls_[id];
   }
+  // Each submission's report_at_once, by message id.
+  void note_submitted(const std::string& id, bool report_at_once) {
+    std::lock_guard lock(mutex_);
+    submissions_[id].push_back(report_at_once);
+  }
+  std::map<std::string, std::vector<bool>> submissions() {
+    std::lock_guard lock(mutex_);
+    return submissions_;
+  }
   std::size_t remembered_crashes() {
     std::lock_guard lock(mutex_);
     return crashes_.size();
@@ -146,6 +156,7 @@ class ScriptedRunner final : public HandlerRunner {
  private:
   std::mutex mutex_;
   std::map<std::string, int> calls_;
+  std::map<std::string, std::vector<bool>> submissions_;
   std::map<std::string, int> crashes_;
 };
 
@@ -252,6 +263,17 @@ TEST_F(ProcessDispatchTest, AWindow_APoisonBlamesOnlyItself_TheOthersRunExactlyO
     EXPECT_EQ(settlement.kind, transport::Settlement::Kind::ack) << id;
     EXPECT_EQ(runner_.calls(id), 1) << id << " run exactly once, though some were behind a death";
   }
+  // Sent again after a death (the poison, and what was behind it), a message's outcome must come
+  // back alone: a child that holds outcomes to send them together would otherwise lose them to a
+  // SIGKILL and have the host blame the wrong one.
+  std::size_t sent_again = 0;
+  for (const auto& [id, flags] : runner_.submissions()) {
+    ASSERT_FALSE(flags.empty()) << id;
+    EXPECT_FALSE(flags.front()) << id << ": its first submission follows no death";
+    for (std::size_t i = 1; i < flags.size(); ++i, ++sent_again)
+      EXPECT_TRUE(flags[i]) << id << " submission " << i + 1 << " follows a death";
+  }
+  EXPECT_GE(sent_again, 2u) << "the poison at least was sent again twice";
   EXPECT_EQ(metrics_.dead_lettered("w", "crash").Value(), 1);
   EXPECT_EQ(runner_.remembered_crashes(), 0u);
 }

@@ -34,7 +34,7 @@ class RemoteMetric final : public host_abi::PluginMetric {
  private:
   void apply(double value) noexcept override {
     try {
-      link_.send(MetricRecord{metric_, label_values_, value});
+      link_.post(MetricRecord{metric_, label_values_, value});
     } catch (...) {
       // A record lost to memory pressure: the handler goes on.
     }
@@ -58,7 +58,7 @@ RemoteWorkerServices::~RemoteWorkerServices() = default;
 
 void RemoteWorkerServices::log(LogLevel level, std::string_view text) noexcept {
   try {
-    link_.send(LogLine{0, level, std::string(text)});
+    link_.post(LogLine{0, level, std::string(text)});
   } catch (...) {
   }
 }
@@ -134,7 +134,7 @@ RemoteMessageServices::~RemoteMessageServices() {
 
 void RemoteMessageServices::log(LogLevel level, std::string_view text) noexcept {
   try {
-    link_.send(LogLine{message_.sequence, level, std::string(text)});
+    link_.post(LogLine{message_.sequence, level, std::string(text)});
   } catch (...) {
   }
 }

@@ -10,6 +10,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -63,12 +64,13 @@ int handle_messages(ParentLink& link, plugin::HandlerInstance& instance) {
     view.attempt = message->attempt;
     view.redelivered = message->redelivered ? 1 : 0;
     host_abi::ReportedOutcome outcome;
+    const auto began = std::chrono::steady_clock::now();
     {
       RemoteMessageServices services(link, *message);
       instance.handle(view, services);
       outcome = services.take_outcome();
     }  // the scope is destroyed before the host hears the outcome, as in the host
-    if (!link.send(Outcome{message->sequence, std::move(outcome)}))
+    if (!link.finish_run(*message, std::move(outcome), std::chrono::steady_clock::now() - began))
       return 0;
   }
   return 0;  // the host is gone
@@ -104,6 +106,8 @@ int main(int argc, char** argv) {
     return kExitNoStart;
   }
   link.start_reader();
+  // Before the plugin is loaded: a plugin's own handlers, if it installs any, come after ours.
+  link.flush_on_fatal_signals();
 
   // Before the plugin's code is mapped or run: its static initialisers are under the limits too.
   if (std::string refused = apply_resource_limits(*arguments); !refused.empty()) {
