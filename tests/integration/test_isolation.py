@@ -104,7 +104,9 @@ def wait_all_handled(broker, setup: Isolated, record_file, good: List[str], dead
 
 # ---- a fault on one message -----------------------------------------------------------------
 
-@pytest.mark.parametrize("action", sorted(DEATHS))
+# The abort() variant is `slow`: under ASan the segfault one runs the same host code.
+@pytest.mark.parametrize("action", [pytest.param(action, marks=[pytest.mark.slow] if action ==
+                                                 "abort" else []) for action in sorted(DEATHS)])
 def test_Isolation_OneMessageKillsItsProcess_HostStaysUpCulpritDeadLetteredOthersHandledOnce(
         broker, created, warren, record_file, tmp_path, action):
     setup = Isolated(created, tmp_path, f"iso-{action}", record_file)
@@ -180,6 +182,7 @@ def test_Isolation_AHandlerThatNeverReturns_IsKilledAtHardTimeoutAndDeadLettered
     assert host.terminate() == 0, host.describe()
 
 
+@pytest.mark.slow  # six crashes and restarts (about 20 s under ASan); the host code is the one above
 def test_Isolation_ACrashOnEveryTenthMessage_EveryMessageHandledNoneDeadLettered(
         broker, created, warren, record_file, tmp_path):
     setup = Isolated(created, tmp_path, "iso-tenth", record_file, processes=2,

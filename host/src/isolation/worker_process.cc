@@ -206,11 +206,21 @@ WorkerProcess::Ticket WorkerProcess::submit(
     head_cancelled_ = false;
   }
   window_.push_back(InFlight{sequence, &services});
-  // A child that cannot take it is dead or stuck: the next await() finds out which and buries it.
-  (void)child_->socket().send(deliver, options_.hard_timeout.count() > 0
-                                           ? options_.hard_timeout
-                                           : std::chrono::milliseconds(30'000));
+  // Sent by the next await(), with every other one submitted before it: one system call for a
+  // refill of the window, not one a message.
+  for (std::string& packet : split_into_packets(encode(Frame(std::move(deliver)))))
+    unsent_.push_back(std::move(packet));
   return sequence;
+}
+
+void WorkerProcess::send_unsent() {
+  if (unsent_.empty() || !child_)
+    return;
+  // A child that cannot take them is dead or stuck: await() finds out which and buries it.
+  (void)child_->socket().send_packets(unsent_, options_.hard_timeout.count() > 0
+                                                   ? options_.hard_timeout
+                                                   : std::chrono::milliseconds(30'000));
+  unsent_.clear();
 }
 
 void WorkerProcess::end_window(const std::string& reason) {
@@ -241,6 +251,7 @@ WorkerProcess::Awaited WorkerProcess::await(Ticket ticket) {
   auto after_now = [](Clock::time_point since, std::chrono::milliseconds duration) {
     return duration.count() <= 0 ? Clock::time_point::max() : since + duration;
   };
+  send_unsent();
   auto ping_at = after(options_.ping_interval);
   auto ping_sent = Clock::time_point::max();
   while (true) {
@@ -319,6 +330,7 @@ std::optional<WorkerDeath> WorkerProcess::bury_if_dead() {
 }
 
 WorkerDeath WorkerProcess::bury(std::optional<std::string> override_reason) {
+  unsent_.clear();  // for a child that is gone: the window says they did not run
   WorkerDeath death;
   if (!child_)
     return WorkerDeath{override_reason.value_or("not running")};
@@ -345,6 +357,7 @@ void WorkerProcess::stop(std::chrono::steady_clock::time_point deadline) {
   for (const InFlight& message : window_)  // none ran to its end: none is to blame
     done_[message.sequence] = Awaited{Awaited::Kind::not_run, {}, {}};
   window_.clear();
+  unsent_.clear();
   if (!child_)
     return;
   auto left = [&] {

@@ -131,6 +131,8 @@ class WorkerProcess {
   // Handles one frame from the child, for the message in the window whose sequence number it
   // carries (none: the worker's own, as in init).
   Served serve(Frame& frame);
+  // Writes the Delivers submitted since the last time, together.
+  void send_unsent();
   host_abi::MessageServices* services_of(std::uint64_t sequence) const noexcept;
   // The child died or was killed (REASON as bury() names it): the head of the window ran it
   // into its death, the others did not run; all of them are done.
@@ -150,6 +152,8 @@ class WorkerProcess {
   std::uint64_t next_sequence_ = 1;  // across children: a ticket is never reused
   std::uint64_t next_ping_ = 1;
   std::deque<InFlight> window_;  // sent, in order; the head is the one the child runs
+  // Delivers submitted, encoded, not yet written to the socket (the next await() does).
+  std::vector<std::string> unsent_;
   // When the head began to run: the outcome before it came back, or it was sent to an idle
   // child. Its timeouts count from here.
   Clock::time_point head_since_{};

@@ -6,6 +6,7 @@
 // only one to blame; those behind it never ran and go to the next child as they are, with no
 // crash counted and no broker round trip. Host-crash suspects never join a window: they run
 // alone once this thread's window is done.
+#include <algorithm>
 #include <deque>
 
 #include "runtime/dispatch_job.h"
@@ -117,9 +118,11 @@ void Dispatcher::process_window(std::vector<std::unique_ptr<transport::Delivery>
       }
     }
     // Keep the window full, unless a suspect waits to run alone (this thread's pass would keep
-    // it waiting) or the worker stops.
+    // it waiting) or the worker stops. Refilled once a quarter of it is free, so that the child
+    // gets several messages a system call, and never runs dry.
     const std::size_t held = sent.size() + waiting.size();
-    if (held < window_ && suspects.empty() && solo_gate_.waiting_alone() == 0 &&
+    const std::size_t refill_at = std::max<std::size_t>(1, window_ / 4);
+    if (held + refill_at <= window_ && suspects.empty() && solo_gate_.waiting_alone() == 0 &&
         !stop_requested_.load())
       take(inbox_.pop_up_to(window_ - held, Clock::duration::zero()));
     if (!waiting.empty())
