@@ -21,6 +21,8 @@ class FrameError : public std::runtime_error {
 
 class FrameWriter {
  public:
+  // Room for a typical frame (a Deliver of a small message) from the start: no regrowth.
+  FrameWriter() { out_.reserve(512); }
   void u8(std::uint8_t value) { out_.push_back(static_cast<char>(value)); }
   void u32(std::uint32_t value);
   void u64(std::uint64_t value);

@@ -74,7 +74,7 @@ bool FrameSocket::send_all(std::span<const Frame> frames, std::chrono::milliseco
     return false;
   std::vector<std::string> packets;
   for (const Frame& frame : frames)
-    for (std::string& packet : split_into_packets(encode(frame)))
+    for (std::string& packet : encode_packets(frame))
       packets.push_back(std::move(packet));
   return send_packets(packets, timeout);
 }

@@ -40,7 +40,7 @@ class FrameSocket {
   // Sends FRAMES in order, as many packets per system call as the socket takes (sendmmsg), so
   // that a peer asleep in recv() wakes once and finds them all; otherwise as send().
   bool send_all(std::span<const Frame> frames, std::chrono::milliseconds timeout);
-  // The same for frames already encoded into packets (split_into_packets(encode(frame))).
+  // The same for frames already encoded into packets (encode_packets(frame)).
   bool send_packets(std::span<const std::string> packets, std::chrono::milliseconds timeout);
 
   enum class Status { frame, would_block, closed };

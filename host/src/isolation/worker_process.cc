@@ -208,7 +208,7 @@ WorkerProcess::Ticket WorkerProcess::submit(
   window_.push_back(InFlight{sequence, &services});
   // Sent by the next await(), with every other one submitted before it: one system call for a
   // refill of the window, not one a message.
-  for (std::string& packet : split_into_packets(encode(Frame(std::move(deliver)))))
+  for (std::string& packet : encode_packets(Frame(std::move(deliver))))
     unsent_.push_back(std::move(packet));
   return sequence;
 }

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "isolation/frame_codec.h"
+#include "isolation/packet_assembler.h"
 
 namespace warren::isolation {
 namespace {
@@ -46,8 +47,9 @@ std::vector<Frame> one_of_each() {
               "text/plain",
               3,
               true,
-              {{"traceparent", "00-ab"}, {"x-warren-attempt", "3"}}},
-      Outcome{42, retried},
+              {{"traceparent", "00-ab"}, {"x-warren-attempt", "3"}},
+              true},
+      Outcome{42, retried, 1'500'000},
       Outcome{43, acked},
       PublishRequest{42, 7, published},
       PublishResult{7, std::nullopt},
@@ -104,7 +106,10 @@ TEST(Frames, UnknownTypeAndOutOfRangeEnums_AreRefusedByName) {
     EXPECT_STREQ(error.what(), "log level 9 is out of range");
   }
   std::string flag = encode(Deliver{});
-  flag[flag.size() - 5] = 2;  // redelivered, before the header count
+  flag[flag.size() - 6] = 2;  // redelivered, before the header count and report_at_once
+  EXPECT_THROW(decode(flag), FrameError);
+  flag = encode(Deliver{});
+  flag[flag.size() - 1] = 2;  // report_at_once
   EXPECT_THROW(decode(flag), FrameError);
 }
 
@@ -121,6 +126,17 @@ TEST(Frames, AHugeCount_IsRefusedBeforeAnyAllocation) {
     EXPECT_NE(std::string(error.what()).find("4294967295 label values"), std::string::npos)
         << error.what();
   }
+}
+
+TEST(Frames, EncodePackets_IsTheEncodingSplitIntoPackets_SmallAndLarge) {
+  for (const Frame& frame : one_of_each())
+    EXPECT_EQ(encode_packets(frame), split_into_packets(encode(frame))) << frame_name(frame);
+  Deliver large;
+  large.sequence = 9;
+  large.body = std::string(2 * kPacketPayload + 10, 'b');
+  const std::vector<std::string> packets = encode_packets(large);
+  EXPECT_EQ(packets.size(), 3u);
+  EXPECT_EQ(packets, split_into_packets(encode(large)));
 }
 
 }  // namespace

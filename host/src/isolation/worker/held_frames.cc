@@ -7,7 +7,7 @@
 namespace warren::isolation {
 
 void HeldFrames::keep(const Frame& frame, bool outcome) {
-  std::vector<std::string> packets = split_into_packets(encode(frame));
+  std::vector<std::string> packets = encode_packets(frame);
   stable_.store(false);
   for (std::string& packet : packets)
     packets_.push_back(std::move(packet));
