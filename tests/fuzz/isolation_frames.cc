@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "fuzz_support.h"
 #include "isolation/frame_codec.h"
@@ -40,8 +41,10 @@ void check_packets(std::string_view bytes) {
       std::size_t size = 1 + static_cast<unsigned char>(bytes[0]) % 64;
       std::string_view packet = bytes.substr(0, size);
       bytes.remove_prefix(packet.size());
-      if (auto frame = assembler.add(packet))
-        require(frame->size() <= 4096);
+      std::vector<std::string> frames;
+      assembler.add_all(packet, frames);
+      for (const std::string& frame : frames)
+        require(frame.size() <= 4096);
     }
   } catch (const FrameError&) {
   }
@@ -52,6 +55,18 @@ void check_packets(std::string_view bytes) {
   for (const std::string& packet : split_into_packets(whole))
     rejoined = fresh.add(packet);
   require(rejoined && *rejoined == whole);
+  // What PacketWriter packs (here the input cut in three frames), add_all gives back in order.
+  const std::vector<std::string> parts = {whole.substr(0, whole.size() / 3),
+                                          whole.substr(whole.size() / 3, whole.size() / 3),
+                                          whole.substr(2 * (whole.size() / 3))};
+  PacketWriter writer;
+  for (const std::string& part : parts)
+    writer.add(part);
+  PacketAssembler unpacker;
+  std::vector<std::string> unpacked;
+  for (const std::string& packet : writer.packets())
+    unpacker.add_all(packet, unpacked);
+  require(unpacked == parts);
 }
 
 }  // namespace

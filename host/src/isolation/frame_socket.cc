@@ -72,25 +72,24 @@ bool FrameSocket::send(const Frame& frame, std::chrono::milliseconds timeout) {
 bool FrameSocket::send_all(std::span<const Frame> frames, std::chrono::milliseconds timeout) {
   if (send_failed_)
     return false;
-  std::vector<std::string> packets;
+  PacketWriter packets;
   for (const Frame& frame : frames)
-    for (std::string& packet : encode_packets(frame))
-      packets.push_back(std::move(packet));
-  return send_packets(packets, timeout);
+    packets.add(encode(frame));
+  return send_packets(packets.packets(), timeout);
 }
 
 bool FrameSocket::send_packets(std::span<const std::string> packets,
                                std::chrono::milliseconds timeout) {
   if (send_failed_)
     return false;
-  // sendmmsg() takes at most UIO_MAXIQOV messages a call; a held batch is far smaller.
-  constexpr std::size_t kBatch = 64;
-  std::array<iovec, kBatch> parts;
-  std::array<mmsghdr, kBatch> messages;
+  // sendmmsg() takes at most UIO_MAXIOV messages a call; a held batch is far smaller.
+  constexpr std::size_t kPerCall = 64;
+  std::array<iovec, kPerCall> parts;
+  std::array<mmsghdr, kPerCall> messages;
   auto deadline = Clock::now() + timeout;
   std::size_t next = 0;
   while (next < packets.size()) {
-    const std::size_t count = std::min(kBatch, packets.size() - next);
+    const std::size_t count = std::min(kPerCall, packets.size() - next);
     for (std::size_t i = 0; i < count; ++i) {
       const std::string& packet = packets[next + i];
       parts[i] = iovec{const_cast<char*>(packet.data()), packet.size()};
@@ -160,7 +159,19 @@ FrameSocket::Status FrameSocket::receive_waiting(Frame& frame, std::chrono::mill
   return read_frame(frame, 0);
 }
 
+FrameSocket::Status FrameSocket::take_ready(Frame& frame) {
+  const std::string bytes = std::move(ready_[ready_next_++]);
+  if (ready_next_ == ready_.size()) {
+    ready_.clear();
+    ready_next_ = 0;
+  }
+  frame = decode(bytes);
+  return Status::frame;
+}
+
 FrameSocket::Status FrameSocket::read_frame(Frame& frame, int flags) {
+  if (ready_next_ < ready_.size())
+    return take_ready(frame);  // the rest of a batch packet, before anything else
   if (receive_ended_)
     return Status::closed;
   // A packet is never larger than its payload plus the marker: one buffer of that size reads any.
@@ -185,11 +196,9 @@ FrameSocket::Status FrameSocket::read_frame(Frame& frame, int flags) {
       receive_ended_ = true;
       return Status::closed;
     }
-    if (auto whole =
-            assembler_.add(std::string_view(buffer_.data(), static_cast<std::size_t>(got)))) {
-      frame = decode(*whole);
-      return Status::frame;
-    }
+    assembler_.add_all(std::string_view(buffer_.data(), static_cast<std::size_t>(got)), ready_);
+    if (!ready_.empty())
+      return take_ready(frame);
   }
 }
 

@@ -40,7 +40,7 @@ class FrameSocket {
   // Sends FRAMES in order, as many packets per system call as the socket takes (sendmmsg), so
   // that a peer asleep in recv() wakes once and finds them all; otherwise as send().
   bool send_all(std::span<const Frame> frames, std::chrono::milliseconds timeout);
-  // The same for frames already encoded into packets (encode_packets(frame)).
+  // The same for frames already packed (PacketWriter).
   bool send_packets(std::span<const std::string> packets, std::chrono::milliseconds timeout);
 
   enum class Status { frame, would_block, closed };
@@ -67,6 +67,8 @@ class FrameSocket {
  private:
   // recv() flags: MSG_DONTWAIT for receive(), 0 for receive_waiting().
   Status read_frame(Frame& frame, int flags);
+  // Decodes the next frame of ready_.
+  Status take_ready(Frame& frame);
 
   int fd_ = -1;
   // The SO_RCVTIMEO last set (zero: none, the kernel's default), so that it is set only when
@@ -74,6 +76,9 @@ class FrameSocket {
   std::chrono::milliseconds receive_timeout_{0};
   PacketAssembler assembler_;
   std::string buffer_;
+  // Whole frames of the last packet not yet returned (a batch packet holds several).
+  std::vector<std::string> ready_;
+  std::size_t ready_next_ = 0;
   // Each side writes only its own pair, so a sender and a receiver never race.
   std::atomic<bool> send_failed_ = false;
   std::string send_failure_;

@@ -6,7 +6,6 @@
 #include <type_traits>
 
 #include "isolation/frame_codec.h"
-#include "isolation/packet_assembler.h"
 
 namespace warren::isolation {
 
@@ -379,20 +378,6 @@ std::string encode(const Frame& frame) {
   out.u8(static_cast<std::uint8_t>(frame.index()));
   std::visit(Encoder{out}, frame);
   return std::move(out).take();
-}
-
-std::vector<std::string> encode_packets(const Frame& frame) {
-  FrameWriter out;
-  out.u8(kLastPacket);  // the marker of a frame that fits in one packet, the usual case
-  out.u8(static_cast<std::uint8_t>(frame.index()));
-  std::visit(Encoder{out}, frame);
-  std::string bytes = std::move(out).take();
-  std::vector<std::string> packets;
-  if (bytes.size() - 1 <= kPacketPayload)
-    packets.push_back(std::move(bytes));
-  else
-    packets = split_into_packets(std::string_view(bytes).substr(1));
-  return packets;
 }
 
 Frame decode(std::string_view bytes) {

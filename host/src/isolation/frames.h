@@ -172,9 +172,7 @@ using Frame = std::variant<Start, Hello, Ready, InitFailed, Deliver, Outcome, Pu
                            Cancel, Ping, Pong, Shutdown>;
 
 std::string encode(const Frame& frame);
-// FRAME as the packets that carry it (packet_assembler.h): split_into_packets(encode(FRAME)),
-// without copying a frame that fits in one packet.
-std::vector<std::string> encode_packets(const Frame& frame);
+
 // Throws FrameError (frame_codec.h) naming what is wrong: an unknown type, a truncated field,
 // an enum value out of range, bytes past the end.
 Frame decode(std::string_view bytes);

@@ -2,6 +2,8 @@
 // packet (about 200 KiB by default), a message body does not. Each packet starts with one byte,
 // kMoreFollows or kLastPacket; PacketAssembler joins them back and refuses a frame larger than
 // its limit, so a child that writes without end costs the host that limit, not its memory.
+// Small frames sent together share a packet (kBatch: each frame after its u32 length), so that a
+// window of Delivers or a child's held Outcomes cost the kernel one packet, not one each.
 #pragma once
 
 #include <cstddef>
@@ -15,6 +17,7 @@ namespace warren::isolation {
 
 inline constexpr std::uint8_t kLastPacket = 0;
 inline constexpr std::uint8_t kMoreFollows = 1;
+inline constexpr std::uint8_t kBatch = 2;
 // Payload bytes per packet: well under the default socket buffer, large enough that a 256-byte
 // message or a 1 MiB one takes few system calls.
 inline constexpr std::size_t kPacketPayload = 64 * 1024;
@@ -24,13 +27,32 @@ inline constexpr std::size_t kDefaultMaxFrame = 256u * 1024 * 1024;
 // FRAME cut into packets, each with its marker byte.
 std::vector<std::string> split_into_packets(std::string_view frame);
 
+// Frames packed into packets in order: small ones together into kBatch packets, a large one cut
+// by split_into_packets.
+class PacketWriter {
+ public:
+  void add(std::string_view frame);
+  const std::vector<std::string>& packets() const noexcept { return packets_; }
+  bool empty() const noexcept { return packets_.empty(); }
+  void clear() noexcept;
+
+ private:
+  std::vector<std::string> packets_;
+  bool last_is_batch_ = false;  // frames may still be added to packets_.back()
+};
+
 class PacketAssembler {
  public:
   explicit PacketAssembler(std::size_t max_frame = kDefaultMaxFrame) : max_frame_(max_frame) {}
 
   // The frame PACKET completes, if it is the last of one. Throws FrameError for an empty packet,
-  // an unknown marker or a frame over the limit (the socket is then beyond repair: close it).
+  // an unknown marker or a frame over the limit (the socket is then beyond repair: close it),
+  // and for a kBatch packet (add_all takes those).
   std::optional<std::string> add(std::string_view packet);
+  // The frames PACKET completes, appended to FRAMES in order: none (a part of a large frame),
+  // one, or those of a batch. Throws FrameError as add() does, and for a batch that is cut short
+  // or comes in the middle of a large frame.
+  void add_all(std::string_view packet, std::vector<std::string>& frames);
   bool in_frame() const noexcept { return !pending_.empty(); }
 
  private:

@@ -208,8 +208,7 @@ WorkerProcess::Ticket WorkerProcess::submit(
   window_.push_back(InFlight{sequence, &services});
   // Sent by the next await(), with every other one submitted before it: one system call for a
   // refill of the window, not one a message.
-  for (std::string& packet : encode_packets(Frame(std::move(deliver))))
-    unsent_.push_back(std::move(packet));
+  unsent_.add(encode(Frame(std::move(deliver))));
   return sequence;
 }
 
@@ -217,9 +216,9 @@ void WorkerProcess::send_unsent() {
   if (unsent_.empty() || !child_)
     return;
   // A child that cannot take them is dead or stuck: await() finds out which and buries it.
-  (void)child_->socket().send_packets(unsent_, options_.hard_timeout.count() > 0
-                                                   ? options_.hard_timeout
-                                                   : std::chrono::milliseconds(30'000));
+  (void)child_->socket().send_packets(unsent_.packets(), options_.hard_timeout.count() > 0
+                                                             ? options_.hard_timeout
+                                                             : std::chrono::milliseconds(30'000));
   unsent_.clear();
 }
 

@@ -153,7 +153,7 @@ class WorkerProcess {
   std::uint64_t next_ping_ = 1;
   std::deque<InFlight> window_;  // sent, in order; the head is the one the child runs
   // Delivers submitted, encoded, not yet written to the socket (the next await() does).
-  std::vector<std::string> unsent_;
+  PacketWriter unsent_;
   // When the head began to run: the outcome before it came back, or it was sent to an idle
   // child. Its timeouts count from here.
   Clock::time_point head_since_{};

@@ -83,5 +83,24 @@ TEST(FrameSocket, AMalformedFrame_IsAFrameError) {
   EXPECT_THROW(child.receive_within(1s), FrameError);
 }
 
+TEST(FrameSocket, SendAll_SeveralFramesInOnePacket_AreReadOneByOneInOrder) {
+  auto [a, b] = FrameSocket::pair();
+  const std::vector<Frame> frames = {Ping{1}, LogLine{2, LogLevel::warn, "two"}, Pong{3}};
+  ASSERT_TRUE(a.send_all(frames, 1s));
+  std::vector<Frame> read;
+  Frame frame;
+  while (b.receive(frame) == FrameSocket::Status::frame)
+    read.push_back(frame);
+  EXPECT_EQ(read, frames);
+  // The rest of a batch comes first even after the peer is gone.
+  ASSERT_TRUE(a.send_all(frames, 1s));
+  { FrameSocket gone = std::move(a); }
+  read.clear();
+  while (b.receive(frame) == FrameSocket::Status::frame)
+    read.push_back(frame);
+  EXPECT_EQ(read, frames);
+  EXPECT_EQ(b.receive(frame), FrameSocket::Status::closed);
+}
+
 }  // namespace
 }  // namespace warren::isolation

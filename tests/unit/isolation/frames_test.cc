@@ -8,7 +8,6 @@
 #include <limits>
 
 #include "isolation/frame_codec.h"
-#include "isolation/packet_assembler.h"
 
 namespace warren::isolation {
 namespace {
@@ -126,17 +125,6 @@ TEST(Frames, AHugeCount_IsRefusedBeforeAnyAllocation) {
     EXPECT_NE(std::string(error.what()).find("4294967295 label values"), std::string::npos)
         << error.what();
   }
-}
-
-TEST(Frames, EncodePackets_IsTheEncodingSplitIntoPackets_SmallAndLarge) {
-  for (const Frame& frame : one_of_each())
-    EXPECT_EQ(encode_packets(frame), split_into_packets(encode(frame))) << frame_name(frame);
-  Deliver large;
-  large.sequence = 9;
-  large.body = std::string(2 * kPacketPayload + 10, 'b');
-  const std::vector<std::string> packets = encode_packets(large);
-  EXPECT_EQ(packets.size(), 3u);
-  EXPECT_EQ(packets, split_into_packets(encode(large)));
 }
 
 }  // namespace

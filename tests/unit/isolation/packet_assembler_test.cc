@@ -47,5 +47,66 @@ TEST(PacketAssembler, EmptyPacketsAndUnknownMarkers_AreRefused) {
   EXPECT_THROW(assembler.add("\x05zz"), FrameError);
 }
 
+TEST(PacketWriter, SmallFrames_ShareOnePacket_AndComeBackInOrder) {
+  PacketWriter writer;
+  writer.add("first");
+  writer.add("");
+  writer.add(std::string(1000, 'm'));
+  ASSERT_EQ(writer.packets().size(), 1u);
+  EXPECT_EQ(writer.packets()[0][0], static_cast<char>(kBatch));
+  PacketAssembler assembler;
+  std::vector<std::string> frames;
+  assembler.add_all(writer.packets()[0], frames);
+  EXPECT_EQ(frames, (std::vector<std::string>{"first", "", std::string(1000, 'm')}));
+  EXPECT_FALSE(assembler.in_frame());
+}
+
+TEST(PacketWriter, ALargeFrameAmongSmallOnes_TravelsCutAndAlone_OrderKept) {
+  const std::string large(kPacketPayload + 100, 'L');
+  PacketWriter writer;
+  writer.add("a");
+  writer.add(large);
+  writer.add("b");
+  writer.add("c");
+  ASSERT_EQ(writer.packets().size(), 4u) << "a | large in two | b c";
+  PacketAssembler assembler;
+  std::vector<std::string> frames;
+  for (const std::string& packet : writer.packets())
+    assembler.add_all(packet, frames);
+  EXPECT_EQ(frames, (std::vector<std::string>{"a", large, "b", "c"}));
+}
+
+TEST(PacketWriter, ManySmallFrames_FillPacketsUpToThePayload) {
+  PacketWriter writer;
+  const std::string frame(1000, 'f');
+  for (int i = 0; i < 200; ++i)
+    writer.add(frame);
+  EXPECT_EQ(writer.packets().size(), 4u);  // 65 frames of 1004 bytes fit a 64 KiB payload
+  for (const std::string& packet : writer.packets())
+    EXPECT_LE(packet.size(), kPacketPayload + 1);
+  std::vector<std::string> frames;
+  PacketAssembler assembler;
+  for (const std::string& packet : writer.packets())
+    assembler.add_all(packet, frames);
+  EXPECT_EQ(frames.size(), 200u);
+  writer.clear();
+  EXPECT_TRUE(writer.empty());
+}
+
+TEST(PacketAssembler, ABatchCutShortOrInsideALargeFrame_IsRefused) {
+  PacketAssembler assembler;
+  std::vector<std::string> frames;
+  EXPECT_THROW(assembler.add_all(std::string("\x02\x05\0\0\0abc", 8), frames), FrameError);
+  EXPECT_THROW(assembler.add_all(std::string("\x02\x05\0", 3), frames), FrameError);
+  PacketAssembler midway;
+  midway.add_all(std::string("\x01part"), frames);
+  EXPECT_THROW(midway.add_all(std::string("\x02\x01\0\0\0x", 6), frames), FrameError);
+  PacketAssembler small(4);
+  EXPECT_THROW(small.add_all(std::string("\x02\x05\0\0\0abcde", 10), frames), FrameError);
+  EXPECT_TRUE(frames.empty());
+  EXPECT_THROW(PacketAssembler().add(std::string("\x02\0\0\0\0", 5)), FrameError)
+      << "add() takes one frame: a batch is add_all's";
+}
+
 }  // namespace
 }  // namespace warren::isolation

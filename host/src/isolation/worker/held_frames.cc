@@ -7,10 +7,9 @@
 namespace warren::isolation {
 
 void HeldFrames::keep(const Frame& frame, bool outcome) {
-  std::vector<std::string> packets = encode_packets(frame);
+  const std::string bytes = encode(frame);
   stable_.store(false);
-  for (std::string& packet : packets)
-    packets_.push_back(std::move(packet));
+  packets_.add(bytes);
   stable_.store(true);
   if (outcome)
     ++outcomes_;
@@ -21,7 +20,7 @@ void HeldFrames::keep(const Frame& frame, bool outcome) {
 bool HeldFrames::send(FrameSocket& socket, std::chrono::milliseconds timeout) {
   if (packets_.empty())
     return !socket.closed();
-  const bool sent = socket.send_packets(packets_, timeout);
+  const bool sent = socket.send_packets(packets_.packets(), timeout);
   stable_.store(false);
   packets_.clear();
   stable_.store(true);
@@ -33,7 +32,7 @@ bool HeldFrames::send(FrameSocket& socket, std::chrono::milliseconds timeout) {
 void HeldFrames::send_from_signal(int fd) const noexcept {
   if (!stable_.load())
     return;
-  for (const std::string& packet : packets_) {
+  for (const std::string& packet : packets_.packets()) {
     if (::send(fd, packet.data(), packet.size(), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
       return;
   }

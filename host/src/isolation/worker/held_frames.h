@@ -41,10 +41,10 @@ class HeldFrames {
   void send_from_signal(int fd) const noexcept;
 
  private:
-  std::vector<std::string> packets_;
+  PacketWriter packets_;
   std::size_t outcomes_ = 0;
   std::atomic<Clock::rep> since_ns_{0};
-  // false while packets_ changes: a signal handler must not read it then.
+  // false while packets_ changes: a signal handler must not read them then.
   std::atomic<bool> stable_{true};
 };
 
