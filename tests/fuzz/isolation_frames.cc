@@ -41,9 +41,9 @@ void check_packets(std::string_view bytes) {
       std::size_t size = 1 + static_cast<unsigned char>(bytes[0]) % 64;
       std::string_view packet = bytes.substr(0, size);
       bytes.remove_prefix(packet.size());
-      std::vector<std::string> frames;
+      std::vector<std::string_view> frames;
       assembler.add_all(packet, frames);
-      for (const std::string& frame : frames)
+      for (std::string_view frame : frames)
         require(frame.size() <= 4096);
     }
   } catch (const FrameError&) {
@@ -64,8 +64,11 @@ void check_packets(std::string_view bytes) {
     writer.add(part);
   PacketAssembler unpacker;
   std::vector<std::string> unpacked;
-  for (const std::string& packet : writer.packets())
-    unpacker.add_all(packet, unpacked);
+  for (const std::string& packet : writer.packets()) {
+    std::vector<std::string_view> frames;
+    unpacker.add_all(packet, frames);
+    unpacked.insert(unpacked.end(), frames.begin(), frames.end());
+  }
   require(unpacked == parts);
 }
 

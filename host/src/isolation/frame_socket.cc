@@ -160,9 +160,9 @@ FrameSocket::Status FrameSocket::receive_waiting(Frame& frame, std::chrono::mill
 }
 
 FrameSocket::Status FrameSocket::take_ready(Frame& frame) {
-  const std::string bytes = std::move(ready_[ready_next_++]);
+  const std::string_view bytes = ready_[ready_next_++];
   if (ready_next_ == ready_.size()) {
-    ready_.clear();
+    ready_.clear();  // the views only: the bytes stay until the next recv()
     ready_next_ = 0;
   }
   frame = decode(bytes);

@@ -76,8 +76,9 @@ class FrameSocket {
   std::chrono::milliseconds receive_timeout_{0};
   PacketAssembler assembler_;
   std::string buffer_;
-  // Whole frames of the last packet not yet returned (a batch packet holds several).
-  std::vector<std::string> ready_;
+  // Whole frames of the last packet not yet returned (a batch packet holds several): views into
+  // buffer_ or the assembler, which are not touched until every one is taken.
+  std::vector<std::string_view> ready_;
   std::size_t ready_next_ = 0;
   // Each side writes only its own pair, so a sender and a receiver never race.
   std::atomic<bool> send_failed_ = false;

@@ -61,14 +61,14 @@ void PacketWriter::clear() noexcept {
 std::optional<std::string> PacketAssembler::add(std::string_view packet) {
   if (!packet.empty() && static_cast<std::uint8_t>(packet[0]) == kBatch)
     throw FrameError("a batch packet where one frame was expected");
-  std::vector<std::string> frames;
+  std::vector<std::string_view> frames;
   add_all(packet, frames);
   if (frames.empty())
     return std::nullopt;
-  return std::move(frames.front());
+  return std::string(frames.front());
 }
 
-void PacketAssembler::add_all(std::string_view packet, std::vector<std::string>& frames) {
+void PacketAssembler::add_all(std::string_view packet, std::vector<std::string_view>& frames) {
   if (packet.empty())
     throw FrameError("empty packet (no marker byte)");
   auto marker = static_cast<std::uint8_t>(packet[0]);
@@ -88,18 +88,23 @@ void PacketAssembler::add_all(std::string_view packet, std::vector<std::string>&
                          " bytes");
       if (size > max_frame_)
         throw FrameError("frame over " + std::to_string(max_frame_) + " bytes");
-      frames.emplace_back(packet.substr(0, size));
+      frames.push_back(packet.substr(0, size));
       packet.remove_prefix(size);
     }
     return;
   }
   if (pending_.size() + packet.size() > max_frame_)
     throw FrameError("frame over " + std::to_string(max_frame_) + " bytes");
+  if (marker == kLastPacket && pending_.empty()) {
+    frames.push_back(packet);  // a frame in one packet: no copy
+    return;
+  }
   pending_.append(packet);
   if (marker == kMoreFollows)
     return;
-  frames.emplace_back();
-  frames.back().swap(pending_);
+  whole_.swap(pending_);
+  pending_.clear();
+  frames.push_back(whole_);
 }
 
 }  // namespace warren::isolation

@@ -51,13 +51,15 @@ class PacketAssembler {
   std::optional<std::string> add(std::string_view packet);
   // The frames PACKET completes, appended to FRAMES in order: none (a part of a large frame),
   // one, or those of a batch. Throws FrameError as add() does, and for a batch that is cut short
-  // or comes in the middle of a large frame.
-  void add_all(std::string_view packet, std::vector<std::string>& frames);
+  // or comes in the middle of a large frame. The views point into PACKET or into this assembler:
+  // valid until the next call, and while PACKET's bytes are (no copy of a frame that fits).
+  void add_all(std::string_view packet, std::vector<std::string_view>& frames);
   bool in_frame() const noexcept { return !pending_.empty(); }
 
  private:
   std::size_t max_frame_;
   std::string pending_;
+  std::string whole_;  // the last large frame joined, for add_all's view of it
 };
 
 }  // namespace warren::isolation

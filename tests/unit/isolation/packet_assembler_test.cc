@@ -55,9 +55,9 @@ TEST(PacketWriter, SmallFrames_ShareOnePacket_AndComeBackInOrder) {
   ASSERT_EQ(writer.packets().size(), 1u);
   EXPECT_EQ(writer.packets()[0][0], static_cast<char>(kBatch));
   PacketAssembler assembler;
-  std::vector<std::string> frames;
+  std::vector<std::string_view> frames;
   assembler.add_all(writer.packets()[0], frames);
-  EXPECT_EQ(frames, (std::vector<std::string>{"first", "", std::string(1000, 'm')}));
+  EXPECT_EQ(frames, (std::vector<std::string_view>{"first", "", std::string(1000, 'm')}));
   EXPECT_FALSE(assembler.in_frame());
 }
 
@@ -70,9 +70,12 @@ TEST(PacketWriter, ALargeFrameAmongSmallOnes_TravelsCutAndAlone_OrderKept) {
   writer.add("c");
   ASSERT_EQ(writer.packets().size(), 4u) << "a | large in two | b c";
   PacketAssembler assembler;
-  std::vector<std::string> frames;
-  for (const std::string& packet : writer.packets())
-    assembler.add_all(packet, frames);
+  std::vector<std::string> frames;  // copied at once: a view lasts until the next add_all
+  for (const std::string& packet : writer.packets()) {
+    std::vector<std::string_view> views;
+    assembler.add_all(packet, views);
+    frames.insert(frames.end(), views.begin(), views.end());
+  }
   EXPECT_EQ(frames, (std::vector<std::string>{"a", large, "b", "c"}));
 }
 
@@ -84,7 +87,7 @@ TEST(PacketWriter, ManySmallFrames_FillPacketsUpToThePayload) {
   EXPECT_EQ(writer.packets().size(), 4u);  // 65 frames of 1004 bytes fit a 64 KiB payload
   for (const std::string& packet : writer.packets())
     EXPECT_LE(packet.size(), kPacketPayload + 1);
-  std::vector<std::string> frames;
+  std::vector<std::string_view> frames;
   PacketAssembler assembler;
   for (const std::string& packet : writer.packets())
     assembler.add_all(packet, frames);
@@ -95,7 +98,7 @@ TEST(PacketWriter, ManySmallFrames_FillPacketsUpToThePayload) {
 
 TEST(PacketAssembler, ABatchCutShortOrInsideALargeFrame_IsRefused) {
   PacketAssembler assembler;
-  std::vector<std::string> frames;
+  std::vector<std::string_view> frames;
   EXPECT_THROW(assembler.add_all(std::string("\x02\x05\0\0\0abc", 8), frames), FrameError);
   EXPECT_THROW(assembler.add_all(std::string("\x02\x05\0", 3), frames), FrameError);
   PacketAssembler midway;
