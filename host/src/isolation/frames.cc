@@ -126,6 +126,19 @@ host_abi::ReportedOutcome read_outcome(FrameReader& in) {
   return outcome;
 }
 
+void write_deliver(FrameWriter& out, const DeliverFields& f) {
+  out.u64(f.sequence);
+  out.bytes(f.body);
+  out.bytes(f.routing_key);
+  out.bytes(f.exchange);
+  out.bytes(f.message_id);
+  out.bytes(f.content_type);
+  out.u32(f.attempt);
+  out.u8(f.redelivered ? 1 : 0);
+  write_headers(out, f.headers);
+  out.u8(f.report_at_once ? 1 : 0);
+}
+
 struct Encoder {
   FrameWriter& out;
 
@@ -151,16 +164,9 @@ struct Encoder {
   void operator()(const Ready&) const {}
   void operator()(const InitFailed& f) const { out.bytes(f.reason); }
   void operator()(const Deliver& f) const {
-    out.u64(f.sequence);
-    out.bytes(f.body);
-    out.bytes(f.routing_key);
-    out.bytes(f.exchange);
-    out.bytes(f.message_id);
-    out.bytes(f.content_type);
-    out.u32(f.attempt);
-    out.u8(f.redelivered ? 1 : 0);
-    write_headers(out, f.headers);
-    out.u8(f.report_at_once ? 1 : 0);
+    write_deliver(
+        out, DeliverFields{f.sequence, f.body, f.routing_key, f.exchange, f.message_id,
+                           f.content_type, f.attempt, f.redelivered, f.headers, f.report_at_once});
   }
   void operator()(const Outcome& f) const {
     out.u64(f.sequence);
@@ -377,6 +383,13 @@ std::string encode(const Frame& frame) {
   FrameWriter out;
   out.u8(static_cast<std::uint8_t>(frame.index()));
   std::visit(Encoder{out}, frame);
+  return std::move(out).take();
+}
+
+std::string encode_deliver(const DeliverFields& fields) {
+  FrameWriter out;
+  out.u8(static_cast<std::uint8_t>(Frame(std::in_place_type<Deliver>).index()));
+  write_deliver(out, fields);
   return std::move(out).take();
 }
 

@@ -173,6 +173,18 @@ using Frame = std::variant<Start, Hello, Ready, InitFailed, Deliver, Outcome, Pu
 
 std::string encode(const Frame& frame);
 
+// A Deliver's fields, viewed where they are (the host's message): encode_deliver() gives the
+// bytes encode(Deliver{...}) would, without copying each field into a Deliver first.
+struct DeliverFields {
+  std::uint64_t sequence = 0;
+  std::string_view body, routing_key, exchange, message_id, content_type;
+  std::uint32_t attempt = 1;
+  bool redelivered = false;
+  const std::vector<std::pair<std::string, std::string>>& headers;
+  bool report_at_once = false;
+};
+std::string encode_deliver(const DeliverFields& fields);
+
 // Throws FrameError (frame_codec.h) naming what is wrong: an unknown type, a truncated field,
 // an enum value out of range, bytes past the end.
 Frame decode(std::string_view bytes);

@@ -191,16 +191,6 @@ WorkerProcess::Ticket WorkerProcess::submit(
     done_[sequence] = Awaited{Awaited::Kind::not_run, {}, {}};  // start() one first
     return sequence;
   }
-  Deliver deliver{sequence,
-                  std::string(text(message.body)),
-                  std::string(text(message.routing_key)),
-                  std::string(text(message.exchange)),
-                  std::string(text(message.message_id)),
-                  std::string(text(message.content_type)),
-                  message.attempt,
-                  message.redelivered != 0,
-                  headers,
-                  report_at_once};
   if (window_.empty()) {
     head_since_ = Clock::now();  // an idle child starts it as it arrives
     head_cancelled_ = false;
@@ -208,7 +198,10 @@ WorkerProcess::Ticket WorkerProcess::submit(
   window_.push_back(InFlight{sequence, &services});
   // Sent by the next await(), with every other one submitted before it: one system call for a
   // refill of the window, not one a message.
-  unsent_.add(encode(Frame(std::move(deliver))));
+  unsent_.add(encode_deliver(DeliverFields{sequence, text(message.body), text(message.routing_key),
+                                           text(message.exchange), text(message.message_id),
+                                           text(message.content_type), message.attempt,
+                                           message.redelivered != 0, headers, report_at_once}));
   return sequence;
 }
 

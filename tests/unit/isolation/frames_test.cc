@@ -127,5 +127,17 @@ TEST(Frames, AHugeCount_IsRefusedBeforeAnyAllocation) {
   }
 }
 
+TEST(Frames, EncodeDeliver_GivesTheBytesOfTheDeliverItViews) {
+  for (const Frame& frame : one_of_each()) {
+    const auto* f = std::get_if<Deliver>(&frame);
+    if (f == nullptr)
+      continue;
+    EXPECT_EQ(encode_deliver(DeliverFields{f->sequence, f->body, f->routing_key, f->exchange,
+                                           f->message_id, f->content_type, f->attempt,
+                                           f->redelivered, f->headers, f->report_at_once}),
+              encode(frame));
+  }
+}
+
 }  // namespace
 }  // namespace warren::isolation
