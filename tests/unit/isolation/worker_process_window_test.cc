@@ -216,6 +216,29 @@ TEST(WorkerProcessWindow, FastMessagesThenAHang_TheirHeldOutcomesArriveBeforeThe
     EXPECT_EQ(services[i].outcomes.size(), 1u) << i;
 }
 
+// After a handler that ran long, the child's watcher has the socket and may sit in recv() with
+// nothing more to come: an outcome held then could not leave before the next hang is killed. So
+// the fast message after the slow one is reported at once, and is not the one blamed.
+TEST(WorkerProcessWindow, AFastMessageAfterASlowOne_IsNotHeldWhileTheWatcherReads) {
+  FakeWorker worker;
+  WorkerProcessOptions timed = options();
+  timed.hard_timeout = 600ms;
+  WorkerProcess process(worker_binary(), timed, worker);
+  process.start();
+  std::array<Message, 6> messages = {with_action("sleep:150"),   with_action("ack"),
+                                     with_action("sleep:30000"), with_action("ack"),
+                                     with_action("ack"),         with_action("ack")};
+  std::array<FakeMessage, 6> services;
+  auto tickets = submit_all(process, messages, services);
+  EXPECT_EQ(process.await(tickets[0]).kind, Kind::ran);
+  EXPECT_EQ(process.await(tickets[1]).kind, Kind::ran) << "its outcome was sent, not held";
+  const auto hung = process.await(tickets[2]);
+  EXPECT_EQ(hung.kind, Kind::died);
+  EXPECT_EQ(hung.reason, "timeout");
+  for (std::size_t i = 3; i < messages.size(); ++i)
+    EXPECT_EQ(process.await(tickets[i]).kind, Kind::not_run) << i;
+}
+
 // A fatal signal in a handler sends what the child held (its handler), so the host blames the
 // crashing message and hears the ones before it as run: none of them runs twice.
 TEST(WorkerProcessWindow, FastMessagesThenASegfault_TheHeldOutcomesAreSentByTheSignalHandler) {

@@ -84,7 +84,11 @@ bool ParentLink::send(const Frame& frame) {
 }
 
 void ParentLink::post(const Frame& frame) {
-  if (!in_run_.load(std::memory_order_relaxed)) {
+  // Held only from a run that may still be fast: a line logged later goes now, so that a handler
+  // that runs long is not logged only when it ends.
+  const auto started =
+      Clock::time_point(Clock::duration(in_run_since_ns_.load(std::memory_order_relaxed)));
+  if (started == Clock::time_point() || Clock::now() - started >= kHoldRunsUnder) {
     send(frame);
     return;
   }
@@ -99,7 +103,7 @@ bool ParentLink::flush() {
 
 bool ParentLink::finish_run(const Deliver& message, host_abi::ReportedOutcome outcome,
                             std::chrono::nanoseconds ran_for) {
-  in_run_.store(false, std::memory_order_relaxed);
+  in_run_since_ns_.store(0, std::memory_order_relaxed);
   Outcome frame{message.sequence, std::move(outcome), static_cast<std::uint64_t>(ran_for.count())};
   std::size_t held;
   {
@@ -114,6 +118,10 @@ bool ParentLink::finish_run(const Deliver& message, host_abi::ReportedOutcome ou
 
 bool ParentLink::more_work_than(std::size_t held) {
   std::unique_lock lock(mutex_);
+  // The watcher reads for a handler that ran long and may sit in recv() until a frame comes:
+  // it could not send what is held on time, so nothing is held while it has the socket.
+  if (reading_)
+    return false;
   if (delivers_waiting_ <= held)
     read_available(lock);
   return delivers_waiting_ > held && !host_gone_;
@@ -243,7 +251,7 @@ std::optional<Frame> ParentLink::next_work() {
     --delivers_waiting_;
     running_ = ++runs_;
     run_started_ = Clock::now();
-    in_run_.store(true, std::memory_order_relaxed);
+    in_run_since_ns_.store(run_started_.time_since_epoch().count(), std::memory_order_relaxed);
   }
   return frame;
 }

@@ -56,7 +56,7 @@ class ParentLink {
   // Sends FRAME now, after anything held. false when the host is gone; the caller then ends.
   bool send(const Frame& frame);
   // A frame that expects no answer (LogLine, MetricRecord): held with the outcome of the run in
-  // progress, else sent now.
+  // progress while it is young (kHoldRunsUnder), else sent now.
   void post(const Frame& frame);
   // The main thread's handler of MESSAGE is done (it ran RAN_FOR): its outcome, sent now or held
   // (see above). false when the host is gone.
@@ -104,8 +104,10 @@ class ParentLink {
 
   FrameSocket socket_;
   std::mutex send_mutex_;
-  HeldFrames held_;                   // under send_mutex_
-  std::atomic<bool> in_run_ = false;  // the main thread runs a handler (post() holds)
+  HeldFrames held_;  // under send_mutex_
+  // When the main thread's handler run began (steady_clock ticks), 0 between runs: post() holds
+  // only early in a run.
+  std::atomic<std::chrono::steady_clock::rep> in_run_since_ns_{0};
   std::thread watcher_;
 
   mutable std::mutex mutex_;
