@@ -33,6 +33,20 @@ std::array<WorkerProcess::Ticket, N> submit_all(WorkerProcess& process,
   return tickets;
 }
 
+// Awaits every ticket of a window whose child died running the one at CULPRIT: those before it
+// ran, it died of REASON, those after it never ran.
+template <std::size_t N>
+void expect_death_at(WorkerProcess& process, const std::array<WorkerProcess::Ticket, N>& tickets,
+                     std::size_t culprit, const std::string& reason) {
+  for (std::size_t i = 0; i < culprit; ++i)
+    EXPECT_EQ(process.await(tickets[i]).kind, Kind::ran) << i << ": its outcome was not lost";
+  const auto died = process.await(tickets[culprit]);
+  EXPECT_EQ(died.kind, Kind::died);
+  EXPECT_EQ(died.reason, reason);
+  for (std::size_t i = culprit + 1; i < N; ++i)
+    EXPECT_EQ(process.await(tickets[i]).kind, Kind::not_run) << i;
+}
+
 TEST(WorkerProcessWindow, ACrashWithFourInFlight_BlamesTheFirstUnanswered_TheRestRunOnceInTheNext) {
   FakeWorker worker;
   WorkerProcess process(worker_binary(), options(), worker);
@@ -137,13 +151,7 @@ TEST(WorkerProcessWindow, AHardTimeoutWithAFullWindow_KillsForTheRunningMessageO
                                      with_action("sleep:200"), with_action("sleep:30000"),
                                      with_action("ack")};
   std::array<FakeMessage, 5> services;
-  auto tickets = submit_all(process, messages, services);
-  for (std::size_t i = 0; i < 3; ++i)
-    EXPECT_EQ(process.await(tickets[i]).kind, Kind::ran) << i;
-  auto culprit = process.await(tickets[3]);
-  EXPECT_EQ(culprit.kind, Kind::died);
-  EXPECT_EQ(culprit.reason, "timeout");
-  EXPECT_EQ(process.await(tickets[4]).kind, Kind::not_run);
+  expect_death_at(process, submit_all(process, messages, services), 3, "timeout");
   EXPECT_EQ(services[4].outcomes.size(), 0u);
 }
 
@@ -205,13 +213,7 @@ TEST(WorkerProcessWindow, FastMessagesThenAHang_TheirHeldOutcomesArriveBeforeThe
   messages.fill(with_action("ack"));
   messages[6] = with_action("sleep:30000");
   std::array<FakeMessage, 8> services;
-  auto tickets = submit_all(process, messages, services);
-  for (std::size_t i = 0; i < 6; ++i)
-    EXPECT_EQ(process.await(tickets[i]).kind, Kind::ran) << i;
-  const auto hung = process.await(tickets[6]);
-  EXPECT_EQ(hung.kind, Kind::died);
-  EXPECT_EQ(hung.reason, "timeout");
-  EXPECT_EQ(process.await(tickets[7]).kind, Kind::not_run);
+  expect_death_at(process, submit_all(process, messages, services), 6, "timeout");
   for (std::size_t i = 0; i < 6; ++i)
     EXPECT_EQ(services[i].outcomes.size(), 1u) << i;
 }
@@ -229,14 +231,8 @@ TEST(WorkerProcessWindow, AFastMessageAfterASlowOne_IsNotHeldWhileTheWatcherRead
                                      with_action("sleep:30000"), with_action("ack"),
                                      with_action("ack"),         with_action("ack")};
   std::array<FakeMessage, 6> services;
-  auto tickets = submit_all(process, messages, services);
-  EXPECT_EQ(process.await(tickets[0]).kind, Kind::ran);
-  EXPECT_EQ(process.await(tickets[1]).kind, Kind::ran) << "its outcome was sent, not held";
-  const auto hung = process.await(tickets[2]);
-  EXPECT_EQ(hung.kind, Kind::died);
-  EXPECT_EQ(hung.reason, "timeout");
-  for (std::size_t i = 3; i < messages.size(); ++i)
-    EXPECT_EQ(process.await(tickets[i]).kind, Kind::not_run) << i;
+  // The second one's outcome was sent, not held: it ran, and the hang behind it is blamed.
+  expect_death_at(process, submit_all(process, messages, services), 2, "timeout");
 }
 
 // A fatal signal in a handler sends what the child held (its handler), so the host blames the
@@ -249,14 +245,8 @@ TEST(WorkerProcessWindow, FastMessagesThenASegfault_TheHeldOutcomesAreSentByTheS
   messages.fill(with_action("ack"));
   messages[8] = with_action("segfault");
   std::array<FakeMessage, 12> services;
-  auto tickets = submit_all(process, messages, services);
-  for (std::size_t i = 0; i < 8; ++i)
-    EXPECT_EQ(process.await(tickets[i]).kind, Kind::ran) << i;
-  const auto culprit = process.await(tickets[8]);
-  EXPECT_EQ(culprit.kind, Kind::died);
-  EXPECT_EQ(culprit.reason, "SIGSEGV") << "the signal still kills the child, and is named";
-  for (std::size_t i = 9; i < messages.size(); ++i)
-    EXPECT_EQ(process.await(tickets[i]).kind, Kind::not_run) << i;
+  // The signal still kills the child, and is named.
+  expect_death_at(process, submit_all(process, messages, services), 8, "SIGSEGV");
 }
 
 }  // namespace
