@@ -434,7 +434,12 @@ bool Dispatcher::settle(transport::Delivery& delivery, const transport::Settleme
   bool settled = false;
   std::string failure;
   try {
-    delivery.settle(settlement);
+    // More deliveries wait: this thread or another settles again at once, and the last of the
+    // burst (the inbox empty) wakes the transport's I/O thread for all of them (issue 17).
+    if (inbox_.holds_items())
+      delivery.settle_soon(settlement);
+    else
+      delivery.settle(settlement);
     count_settled(settlement.kind);
     settled = true;
   } catch (const transport::SettledOtherwise& e) {

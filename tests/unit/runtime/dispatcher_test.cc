@@ -390,6 +390,33 @@ TEST_F(DispatcherTest,
   EXPECT_TRUE(gated.drain());
 }
 
+// ---- Issue 17: settlements made while the inbox still holds deliveries leave the transport's
+// I/O thread asleep (settle_soon); the one that empties the burst wakes it for all of them.
+TEST_F(DispatcherTest, SettlementsWhileTheInboxHoldsMore_AreSettledSoonAndTheLastWakes) {
+  DispatcherOptions options = options_for("gated-burst");
+  options.prefetch = 3;
+  options.concurrency = 1;
+  RunningWorker gated(InProcessPlugin::of<Gated>("gated"), options);
+  SettlementLog log;
+  gated.dispatcher.deliver(FakeDelivery::make("1", log));
+  ASSERT_TRUE(eventually([] { return g_gated_started.load() >= 1; }, kPatience));
+  gated.dispatcher.deliver(FakeDelivery::make("2", log));
+  gated.dispatcher.deliver(FakeDelivery::make("3", log));
+  open_gate();
+  ASSERT_TRUE(log.wait_for_count(3, kPatience));
+  const auto entries = log.entries();
+  ASSERT_EQ(entries.size(), 3u);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    EXPECT_EQ(entries[i].first, std::to_string(i + 1));
+    EXPECT_EQ(entries[i].second.kind, transport::Settlement::Kind::ack);
+  }
+  // 1 and 2 were settled with deliveries still queued behind them; 3 emptied the inbox.
+  EXPECT_EQ(log.soon(), (std::vector<bool>{true, true, false}));
+  EXPECT_EQ(value(gated.worker_metrics.settled_ack), 3.0);
+  EXPECT_TRUE(gated.drain());
+  EXPECT_EQ(gated.dispatcher.in_flight(), 0u);
+}
+
 // ---- Logs: a line about a message carries its trace id, even when the handler is not called.
 class EverythingSeen final : public DuplicateFilter {
  public:
