@@ -100,14 +100,14 @@ void ConsumerConnection::close() {
 }
 
 void ConsumerConnection::settle(const DeliveryToken& token, SettleAction action,
-                                std::chrono::milliseconds after) {
+                                std::chrono::milliseconds after, bool wake) {
   Command command;
   command.kind = Command::Kind::settle;
   command.token = token;
   command.action = action;
   if (after > std::chrono::milliseconds(0))
     command.due = DeferredSettlements::Clock::now() + after;
-  commands_.push(std::move(command));
+  commands_.push(std::move(command), wake);
 }
 
 void ConsumerConnection::repair_retry_routes(std::size_t subscription) {

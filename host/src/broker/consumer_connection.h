@@ -101,9 +101,10 @@ class ConsumerConnection final : private IoLoop {
   bool is_current(const DeliveryToken& token) const noexcept { return ledger_.is_current(token); }
 
   // From any thread. With `after`, the delivery stays unacked (in its prefetch slot) that long
-  // first; close() sends such a settlement at once.
+  // first; close() sends such a settlement at once. `wake` false: the I/O thread takes it at its
+  // next turn, not woken for it (WakeupQueue::push; transport::Delivery::settle_soon).
   void settle(const DeliveryToken& token, SettleAction action,
-              std::chrono::milliseconds after = std::chrono::milliseconds(0));
+              std::chrono::milliseconds after = std::chrono::milliseconds(0), bool wake = true);
   // From any thread: declares the retry delay levels and the delivery binding of `subscription`'s
   // queue again, on the I/O thread (at most once a second; requests in between are dropped, as
   // the repair just done covers them). A retry publish came back unroutable: someone deleted or

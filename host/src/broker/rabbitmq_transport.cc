@@ -35,6 +35,9 @@ class RabbitMqTransport::Delivery final : public transport::Delivery {
   void settle(const transport::Settlement& settlement) override {
     transport_.settle(*this, settlement);
   }
+  void settle_soon(const transport::Settlement& settlement) override {
+    transport_.settle(*this, settlement, /*wake=*/false);
+  }
 
   const DeliveryToken& token() const noexcept { return token_; }
   const std::string& broker_queue() const noexcept { return broker_queue_; }
@@ -149,13 +152,15 @@ void RabbitMqTransport::hand_over() {
   }
 }
 
-void RabbitMqTransport::settle(const Delivery& delivery, const transport::Settlement& settlement) {
+void RabbitMqTransport::settle(const Delivery& delivery, const transport::Settlement& settlement,
+                               bool wake) {
+  const auto now = std::chrono::milliseconds(0);
   switch (settlement.kind) {
     case transport::Settlement::Kind::ack:
-      consumer_->settle(delivery.token(), SettleAction::ack);
+      consumer_->settle(delivery.token(), SettleAction::ack, now, wake);
       return;
     case transport::Settlement::Kind::requeue:
-      consumer_->settle(delivery.token(), SettleAction::requeue);
+      consumer_->settle(delivery.token(), SettleAction::requeue, now, wake);
       return;
     case transport::Settlement::Kind::retry_later:
       retry_later(delivery, settlement);

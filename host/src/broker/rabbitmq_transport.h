@@ -59,7 +59,8 @@ class RabbitMqTransport final : public transport::Transport {
   // The deliveries read in one pass over the socket, to each worker's sink at once: one lock and
   // one wake-up of its dispatcher for all of them, not one per message (issue 17).
   void hand_over();
-  void settle(const Delivery& delivery, const transport::Settlement& settlement);
+  // `wake` false (Delivery::settle_soon): an ack or requeue leaves the I/O thread asleep.
+  void settle(const Delivery& delivery, const transport::Settlement& settlement, bool wake = true);
   // True (and the settlement dropped, logged) when the delivery's connection is gone.
   bool dropped_as_stale(const Delivery& delivery, const transport::Settlement& settlement,
                         std::string_view what_is_skipped);

@@ -10,6 +10,13 @@
 // (may_sleep()) before it looks whether work is queued (WakeupQueue::empty()), a pusher looks
 // whether it may be asleep after it queued, both under the queue's mutex: either the thread sees
 // the work and does not sleep, or the pusher sees it may be asleep and signals.
+//
+// A push may also leave a sleeping thread asleep (`wake` false): for a pusher that knows another
+// push follows at once (a dispatcher settling while its inbox still holds deliveries: issue 17,
+// one wake-up of the I/O thread per burst of settlements instead of one per settlement). The
+// thread takes such work at its next turn: the next signalling push, its socket, or at the
+// latest its wake-up interval (io_loop.h), since its poll never waits longer. A signal is owed
+// until the thread takes the queue, so the first signalling push after quiet ones still signals.
 #pragma once
 
 #include <sys/eventfd.h>
@@ -66,19 +73,23 @@ class WakeupQueue {
   WakeupQueue(const WakeupQueue&) = delete;
   WakeupQueue& operator=(const WakeupQueue&) = delete;
 
-  // False (and nothing queued) once close() ran: nobody would take it.
-  bool push(Command command) {
-    bool wake = false;
+  // False (and nothing queued) once close() ran: nobody would take it. `wake` false: queued
+  // without signalling a sleeping thread (see above).
+  bool push(Command command, bool wake = true) {
+    bool signal = false;
     {
       std::lock_guard lock(mutex_);
       if (closed_)
         return false;
-      // Not empty: whoever queued first signalled, or saw the thread awake (then the thread sees
-      // the work before it sleeps).
-      wake = commands_.empty() && wakeup_.may_be_asleep();
+      // Covered: an earlier push since the last take() signalled, or saw the thread awake (then
+      // the thread sees the work before it sleeps). A quiet push to a thread that may be asleep
+      // covers nothing: the next signalling push must still signal.
+      const bool asleep = wakeup_.may_be_asleep();
+      signal = wake && asleep && !covered_;
+      covered_ = covered_ || signal || !asleep;
       commands_.push_back(std::move(command));
     }
-    if (wake)
+    if (signal)
       wakeup_.signal();
     return true;
   }
@@ -94,6 +105,7 @@ class WakeupQueue {
     std::vector<Command> taken;
     std::lock_guard lock(mutex_);
     taken.swap(commands_);
+    covered_ = false;
     return taken;
   }
 
@@ -106,6 +118,7 @@ class WakeupQueue {
   Wakeup& wakeup_;
   mutable std::mutex mutex_;
   std::vector<Command> commands_;
+  bool covered_ = false;  // the thread sees what is queued without another signal (push())
   bool closed_ = false;
 };
 

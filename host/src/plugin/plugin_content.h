@@ -16,6 +16,12 @@ struct PluginContent {
 // Reads `file` whole. Throws PluginLoadError naming the file and the OS error.
 PluginContent read_plugin_content(const std::filesystem::path& file);
 
+// The hash read_plugin_content(file).hash would give, read in small pieces: for a caller that
+// needs no bytes (issue 17: a whole plugin read into the heap at start-up, debug info and all,
+// stayed in the host's peak RSS, about 1.7 MB for a 0.7 MB plugin as the string grew). Throws as
+// read_plugin_content does.
+std::string plugin_file_hash(const std::filesystem::path& file);
+
 // The hash alone (content_hash of the PluginInfo of a library loaded from these bytes).
 std::string plugin_content_hash(const std::string& bytes);
 

@@ -152,22 +152,22 @@ std::shared_ptr<PluginLibrary> PluginLibrary::load(const fs::path& plugin_dir,
   const fs::path file = plugin_dir / plugin_file_name(name);
   check_plugin_name(file, name);
   check_trusted_plugin_file(plugin_dir, file);
-  return open_trusted(file, name, file, read_plugin_content(file).hash);
+  return open_trusted(file, name, file, plugin_file_hash(file));
 }
 
 std::shared_ptr<PluginLibrary> PluginLibrary::load_file(const fs::path& file,
                                                         std::string_view expected_name) {
   check_trusted_plugin_file(file.parent_path(), file);
-  return open_trusted(file, expected_name, file, read_plugin_content(file).hash);
+  return open_trusted(file, expected_name, file, plugin_file_hash(file));
 }
 
 std::shared_ptr<PluginLibrary> PluginLibrary::load_held(const fs::path& file,
                                                         std::string_view expected_name,
                                                         const fs::path& held) {
   try {
-    return open_trusted(file, expected_name, held, read_plugin_content(held).hash);
+    return open_trusted(file, expected_name, held, plugin_file_hash(held));
   } catch (const PluginLoadError& e) {
-    throw PluginLoadError(file, e.reason());  // read_plugin_content names the /proc path
+    throw PluginLoadError(file, e.reason());  // plugin_file_hash names the /proc path
   }
 }
 

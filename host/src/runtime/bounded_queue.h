@@ -127,6 +127,9 @@ class BoundedQueue {
     return items_.size();
   }
 
+  // Whether anything is queued, without the lock: a hint (it may change at once).
+  bool holds_items() const noexcept { return queued_.load(std::memory_order_acquire) > 0; }
+
  private:
   const std::size_t capacity_;
   mutable std::mutex mutex_;

@@ -172,6 +172,9 @@ class Dispatcher final : public transport::DeliverySink {
 
   // A process lane's window: its share of the prefetch (prefetch / concurrency, at least 1).
   const std::size_t window_;
+  // Settlements in a row that may leave the transport's I/O thread asleep (settle()).
+  const std::size_t quiet_limit_;
+  std::atomic<std::size_t> quiet_settles_{0};
   BoundedQueue<std::unique_ptr<transport::Delivery>> inbox_;
   std::vector<std::thread> threads_;
   std::atomic<bool> stop_requested_{false};

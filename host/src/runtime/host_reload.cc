@@ -93,9 +93,8 @@ Host::ReloadPlan Host::prepare_reload() {
   try {
     for (const auto& spec : next.workers) {
       if (!hashes.count(spec.plugin))
-        hashes[spec.plugin] = plugin::read_plugin_content(next.host.plugin_dir /
-                                                          plugin::plugin_file_name(spec.plugin))
-                                  .hash;
+        hashes[spec.plugin] =
+            plugin::plugin_file_hash(next.host.plugin_dir / plugin::plugin_file_name(spec.plugin));
     }
   } catch (const plugin::PluginLoadError& e) {
     throw ReloadRefused({e.what()});

@@ -31,6 +31,11 @@ class Delivery {
   // another way (requeued it after a backoff, say); throws another TransportError when it could
   // not be done at all: the message then stays unacked and the broker redelivers it.
   virtual void settle(const Settlement& settlement) = 0;
+  // settle(), from a settler that will settle another delivery at once (a dispatcher whose inbox
+  // still holds deliveries): the transport may then leave its I/O thread asleep until its next
+  // turn, at the latest its wake-up interval, rather than wake it for this one (issue 17: one
+  // wake-up per burst of settlements, not one per message). Acks never cover more for it.
+  virtual void settle_soon(const Settlement& settlement) { settle(settlement); }
 };
 
 // Where a transport sends the deliveries of one subscription. deliver() may block while the

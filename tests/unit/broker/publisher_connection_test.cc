@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <poll.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <future>
@@ -151,6 +152,43 @@ TEST(WakeupQueue, APushWhileThePollerIsAwake_DoesNotSignalAndIsSeenBeforeItSleep
   EXPECT_EQ(queue.take(), std::vector<int>{1});
   queue.push(2);  // the poller may be asleep now: signalled
   EXPECT_EQ(::poll(&ready, 1, 0), 1);
+}
+
+// How many times the wakeup was signalled since the last read (an eventfd adds its writes up).
+std::uint64_t signals(Wakeup& wakeup) {
+  std::uint64_t count = 0;
+  if (::read(wakeup.fd(), &count, sizeof(count)) != sizeof(count))
+    return 0;
+  return count;
+}
+
+TEST(WakeupQueue, QuietPushesLeaveASleepingPollerAsleep_TheNextPushSignalsOnceForAll) {
+  Wakeup wakeup;
+  WakeupQueue<int> queue(wakeup);
+  queue.push(1, /*wake=*/false);
+  queue.push(2, /*wake=*/false);
+  EXPECT_EQ(signals(wakeup), 0u) << "a quiet push signalled";
+  queue.push(3);  // queued behind quiet ones, yet nobody signalled: this one must
+  queue.push(4);
+  EXPECT_EQ(signals(wakeup), 1u);
+  EXPECT_EQ(queue.take(), (std::vector<int>{1, 2, 3, 4}));
+  queue.push(5, /*wake=*/false);
+  queue.push(6);
+  EXPECT_EQ(signals(wakeup), 1u) << "the take() should have reset what was owed";
+}
+
+TEST(WakeupQueue, AQuietPushWhileThePollerIsAwake_IsSeenBeforeItSleeps) {
+  Wakeup wakeup;
+  WakeupQueue<int> queue(wakeup);
+  wakeup.awake();
+  queue.push(1, /*wake=*/false);
+  queue.push(2);  // the poller is awake: it sees both before it sleeps
+  EXPECT_EQ(signals(wakeup), 0u);
+  wakeup.may_sleep();
+  EXPECT_FALSE(queue.empty()) << "the poller would sleep with work queued";
+  EXPECT_EQ(queue.take(), (std::vector<int>{1, 2}));
+  queue.push(3);
+  EXPECT_EQ(signals(wakeup), 1u);
 }
 
 TEST(PublisherConnection, NoEndpoint_IsRefusedAtConstruction) {

@@ -390,6 +390,46 @@ TEST_F(DispatcherTest,
   EXPECT_TRUE(gated.drain());
 }
 
+// ---- Issue 17: settlements made while the inbox still holds deliveries leave the transport's
+// I/O thread asleep (settle_soon), a quarter of the prefetch in a row at most; the one that
+// empties the burst wakes it for all of them.
+// Runs `count` messages through one thread, the first holding the rest in the inbox until all
+// are queued; returns, in order, whether each was settled through settle_soon().
+std::vector<bool> settled_soon(std::uint16_t prefetch, int count) {
+  DispatcherOptions options = options_for("gated-burst");
+  options.prefetch = prefetch;
+  options.concurrency = 1;
+  RunningWorker gated(InProcessPlugin::of<Gated>("gated"), options);
+  SettlementLog log;
+  gated.dispatcher.deliver(FakeDelivery::make("1", log));
+  EXPECT_TRUE(eventually([] { return g_gated_started.load() >= 1; }, kPatience));
+  for (int i = 2; i <= count; ++i)
+    gated.dispatcher.deliver(FakeDelivery::make(std::to_string(i), log));
+  open_gate();
+  EXPECT_TRUE(log.wait_for_count(static_cast<std::size_t>(count), kPatience));
+  // Counted after the transport took it: read once the dispatcher has nothing in flight.
+  EXPECT_TRUE(gated.drain());
+  EXPECT_EQ(gated.dispatcher.in_flight(), 0u);
+  EXPECT_EQ(value(gated.worker_metrics.settled_ack), count);
+  const auto entries = log.entries();
+  EXPECT_EQ(entries.size(), static_cast<std::size_t>(count));
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    EXPECT_EQ(entries[i].first, std::to_string(i + 1));
+    EXPECT_EQ(entries[i].second.kind, transport::Settlement::Kind::ack);
+  }
+  return log.soon();
+}
+
+TEST_F(DispatcherTest, SettlementsWhileTheInboxHoldsMore_AreSettledSoonAndTheLastWakes) {
+  // 1 and 2 were settled with deliveries still queued behind them; 3 emptied the inbox.
+  EXPECT_EQ(settled_soon(12, 3), (std::vector<bool>{true, true, false}));
+}
+
+TEST_F(DispatcherTest, SettlementsSoon_NeverMoreInARowThanAQuarterOfThePrefetch) {
+  // Prefetch 8: two in a row at most, the second of them wakes the I/O thread.
+  EXPECT_EQ(settled_soon(8, 5), (std::vector<bool>{true, false, true, false, false}));
+}
+
 // ---- Logs: a line about a message carries its trace id, even when the handler is not called.
 class EverythingSeen final : public DuplicateFilter {
  public:

@@ -17,10 +17,18 @@ namespace warren::testing_support {
 // Settlements of all FakeDeliveries sharing it, in order.
 class SettlementLog {
  public:
-  void add(const std::string& message_id, const transport::Settlement& settlement) {
+  // `soon`: settled through settle_soon() (the settler said another settlement follows at once).
+  void add(const std::string& message_id, const transport::Settlement& settlement,
+           bool soon = false) {
     std::lock_guard lock(mutex_);
     entries_.push_back({message_id, settlement});
+    soon_.push_back(soon);
     cv_.notify_all();
+  }
+  // For each entry, in order: whether it came through settle_soon().
+  std::vector<bool> soon() const {
+    std::lock_guard lock(mutex_);
+    return soon_;
   }
   bool wait_for_count(std::size_t count, std::chrono::milliseconds timeout) {
     std::unique_lock lock(mutex_);
@@ -37,6 +45,7 @@ class SettlementLog {
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::vector<std::pair<std::string, transport::Settlement>> entries_;
+  std::vector<bool> soon_;
 };
 
 class FakeDelivery final : public transport::Delivery {
@@ -45,11 +54,8 @@ class FakeDelivery final : public transport::Delivery {
       : message_(std::move(message)), log_(log), stale_(stale) {}
   const transport::InboundMessage& message() const noexcept override { return message_; }
   bool stale() const noexcept override { return stale_; }
-  void settle(const transport::Settlement& settlement) override {
-    if (log_.settle_time.count() > 0)
-      std::this_thread::sleep_for(log_.settle_time);
-    log_.add(message_.message_id, settlement);
-  }
+  void settle(const transport::Settlement& settlement) override { record(settlement, false); }
+  void settle_soon(const transport::Settlement& settlement) override { record(settlement, true); }
 
   static std::unique_ptr<FakeDelivery> make(std::string id, SettlementLog& log,
                                             std::string body = {}) {
@@ -61,6 +67,12 @@ class FakeDelivery final : public transport::Delivery {
   }
 
  private:
+  void record(const transport::Settlement& settlement, bool soon) {
+    if (log_.settle_time.count() > 0)
+      std::this_thread::sleep_for(log_.settle_time);
+    log_.add(message_.message_id, settlement, soon);
+  }
+
   transport::InboundMessage message_;
   SettlementLog& log_;
   bool stale_;
