@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <system_error>
 
 #include "isolation/frame_codec.h"
@@ -124,8 +125,9 @@ WorkerProcess::Served WorkerProcess::serve(Frame& frame) {
                                         : ", not for the one running (" +
                                               std::to_string(window_.front().sequence) + ")"));
     window_.front().services->report(std::move(outcome->outcome));
-    done_[outcome->sequence] =
-        Awaited{Awaited::Kind::ran, {}, std::chrono::nanoseconds(outcome->ran_for_ns)};
+    done_.emplace_back(
+        outcome->sequence,
+        Awaited{Awaited::Kind::ran, {}, std::chrono::nanoseconds(outcome->ran_for_ns)});
     window_.pop_front();
     head_since_ = Clock::now();  // the next one starts now, if there is one
     head_cancelled_ = false;
@@ -188,7 +190,7 @@ WorkerProcess::Ticket WorkerProcess::submit(
     host_abi::MessageServices& services, bool report_at_once) {
   const Ticket sequence = next_sequence_++;
   if (!child_) {
-    done_[sequence] = Awaited{Awaited::Kind::not_run, {}, {}};  // start() one first
+    done_.emplace_back(sequence, Awaited{Awaited::Kind::not_run, {}, {}});  // start() one first
     return sequence;
   }
   if (window_.empty()) {
@@ -218,8 +220,8 @@ void WorkerProcess::send_unsent() {
 void WorkerProcess::end_window(const std::string& reason) {
   bool head = true;
   for (const InFlight& message : window_) {
-    done_[message.sequence] =
-        head ? Awaited{Awaited::Kind::died, reason, {}} : Awaited{Awaited::Kind::not_run, {}, {}};
+    done_.emplace_back(message.sequence, head ? Awaited{Awaited::Kind::died, reason, {}}
+                                              : Awaited{Awaited::Kind::not_run, {}, {}});
     head = false;
   }
   window_.clear();
@@ -227,7 +229,8 @@ void WorkerProcess::end_window(const std::string& reason) {
 
 WorkerProcess::Awaited WorkerProcess::await(Ticket ticket) {
   auto take = [&]() -> std::optional<Awaited> {
-    auto found = done_.find(ticket);
+    auto found = std::find_if(done_.begin(), done_.end(),
+                              [&](const auto& entry) { return entry.first == ticket; });
     if (found == done_.end())
       return std::nullopt;
     Awaited awaited = std::move(found->second);
@@ -347,7 +350,7 @@ WorkerDeath WorkerProcess::bury(std::optional<std::string> override_reason) {
 
 void WorkerProcess::stop(std::chrono::steady_clock::time_point deadline) {
   for (const InFlight& message : window_)  // none ran to its end: none is to blame
-    done_[message.sequence] = Awaited{Awaited::Kind::not_run, {}, {}};
+    done_.emplace_back(message.sequence, Awaited{Awaited::Kind::not_run, {}, {}});
   window_.clear();
   unsent_.clear();
   if (!child_)

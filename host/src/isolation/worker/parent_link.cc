@@ -124,7 +124,7 @@ bool ParentLink::more_work_than(std::size_t held) {
     return false;
   if (delivers_waiting_ <= held)
     read_available(lock);
-  return delivers_waiting_ > held && !host_gone_;
+  return delivers_waiting_ > 2 * held && !host_gone_;
 }
 
 FrameSocket::Status ParentLink::receive(Frame& frame, bool wait) {

@@ -7,9 +7,11 @@
 // at once. Sends are serialised by a lock.
 //
 // Outcomes may be held and sent together (held_frames.h): after a handler that ran under
-// kHoldRunsUnder, while more Delivers wait than outcomes are held, the outcome waits for the
-// next ones; the log lines and metric records of a run wait with it, in order. Whatever is held
-// goes out before the main thread blocks, before any frame that expects an answer, before a
+// kHoldRunsUnder, while more than twice as many Delivers wait as outcomes are held (a window
+// goes back in about three parts, so the host refills it before it runs dry), the outcome waits
+// for the next ones; the log lines and metric records of a young run wait with it, in order.
+// Nothing is held while the watcher has the socket. Whatever is held goes out before the main
+// thread blocks, before any frame that expects an answer, before a
 // Deliver the host marked report_at_once, at kMaxHeld outcomes, and (the watcher) once the
 // oldest has waited kHoldAtMost: a slow handler never keeps the host from earlier outcomes for
 // longer. A fatal signal sends them too (flush_on_fatal_signals).
@@ -95,7 +97,7 @@ class ParentLink {
   void file(FrameSocket::Status status, Frame&& frame);
   // Sends whatever is held.
   bool flush();
-  // Whether more Delivers wait than HELD outcomes are held (reading what is readable first).
+  // Whether more than twice HELD Delivers wait (reading what is readable first).
   bool more_work_than(std::size_t held);
   void watch_loop();
   // Waits until ANSWERS holds KEY or the host is gone; takes the answer out.
