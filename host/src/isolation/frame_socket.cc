@@ -30,6 +30,8 @@ FrameSocket::FrameSocket(FrameSocket&& other) noexcept
       receive_timeout_(other.receive_timeout_),
       assembler_(std::move(other.assembler_)),
       buffer_(std::move(other.buffer_)),
+      ready_(std::move(other.ready_)),  // views into buffer_'s heap bytes, which moved with it
+      ready_next_(std::exchange(other.ready_next_, 0)),
       send_failed_(other.send_failed_.load()),
       send_failure_(std::move(other.send_failure_)),
       receive_ended_(other.receive_ended_.load()),
@@ -44,6 +46,8 @@ FrameSocket& FrameSocket::operator=(FrameSocket&& other) noexcept {
     receive_timeout_ = other.receive_timeout_;
     assembler_ = std::move(other.assembler_);
     buffer_ = std::move(other.buffer_);
+    ready_ = std::move(other.ready_);
+    ready_next_ = std::exchange(other.ready_next_, 0);
     send_failed_ = other.send_failed_.load();
     send_failure_ = std::move(other.send_failure_);
     receive_ended_ = other.receive_ended_.load();

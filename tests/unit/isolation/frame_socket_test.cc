@@ -102,5 +102,19 @@ TEST(FrameSocket, SendAll_SeveralFramesInOnePacket_AreReadOneByOneInOrder) {
   EXPECT_EQ(b.receive(frame), FrameSocket::Status::closed);
 }
 
+TEST(FrameSocket, MovedMidBatch_TheRestOfTheBatchComesFromTheNewOwner) {
+  auto [a, b] = FrameSocket::pair();
+  const std::vector<Frame> frames = {Ping{1}, Ping{2}, Ping{3}};
+  ASSERT_TRUE(a.send_all(frames, 1s));
+  Frame frame;
+  ASSERT_EQ(b.receive(frame), FrameSocket::Status::frame);
+  EXPECT_EQ(frame, Frame(Ping{1}));
+  FrameSocket moved = std::move(b);
+  std::vector<Frame> rest;
+  while (moved.receive(frame) == FrameSocket::Status::frame)
+    rest.push_back(frame);
+  EXPECT_EQ(rest, (std::vector<Frame>{Ping{2}, Ping{3}}));
+}
+
 }  // namespace
 }  // namespace warren::isolation
