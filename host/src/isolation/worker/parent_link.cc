@@ -122,8 +122,8 @@ bool ParentLink::more_work_than(std::size_t held) {
   // it could not send what is held on time, so nothing is held while it has the socket.
   if (reading_)
     return false;
-  if (delivers_waiting_ <= held)
-    read_available(lock);
+  if (delivers_waiting_ <= 2 * held)
+    read_available(lock);  // what the host sent since may be enough
   return delivers_waiting_ > 2 * held && !host_gone_;
 }
 
