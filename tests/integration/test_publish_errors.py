@@ -155,7 +155,12 @@ def test_ExchangeDeletedWhileAPublishesToIt_OnlyPublishesInDoubtFailAndTheConnec
     assert len(re.findall(r"publisher connected to", logs)) == 1, process.describe()
     in_doubt = topology.published(topology.b_out, "unavailable")
     # B failed exactly as often as its publishes were in doubt, and only those can have an
-    # effect twice: none lost, none duplicated otherwise.
+    # effect twice: none lost, none duplicated otherwise. Every id handled once is not yet every
+    # retry run: those come after their delay, so wait for the count (a stricter one fails below).
+    wait_until(lambda: sum(Tally.of(b_ids, handled_by(record_file, "pub-b")).handled.values())
+               >= B_MESSAGES + in_doubt, 30,
+               what=lambda: f"{in_doubt:g} retried runs of B: "
+                            + Tally.of(b_ids, handled_by(record_file, "pub-b")).summary())
     b_handled = Tally.of(b_ids, handled_by(record_file, "pub-b"))
     assert not b_handled.lost and not b_handled.unexpected, b_handled.summary()
     assert sum(b_handled.handled.values()) - B_MESSAGES == in_doubt, b_handled.summary()
