@@ -17,7 +17,7 @@ bool AckLedger::is_current(const DeliveryToken& token) const noexcept {
 
 DeliveryToken AckLedger::delivered(std::size_t channel, std::uint64_t tag) {
   Channel& state = channels_[channel];
-  state.outstanding.insert(tag);
+  state.outstanding.add(tag);
   return DeliveryToken{state.incarnation.load(), channel, tag};
 }
 
@@ -25,7 +25,7 @@ AckLedger::Verdict AckLedger::settle(const DeliveryToken& token, SettleAction ac
   if (!is_current(token))
     return Verdict::stale;
   Channel& state = channels_[token.subscription];
-  if (state.outstanding.erase(token.tag) == 0)
+  if (!state.outstanding.remove(token.tag))
     return Verdict::unknown;
   if (action != SettleAction::ack)
     return Verdict::send_now;
@@ -37,10 +37,28 @@ bool AckLedger::has_held_acks(std::size_t channel) const noexcept {
   return channel < count_ && !channels_[channel].held.empty();
 }
 
-AckPlan AckLedger::take_acks(std::size_t channel) {
+void AckLedger::hold_singles(std::size_t channel, std::size_t at_most) {
+  if (channel < count_)
+    channels_[channel].singles_at_most = at_most;
+}
+
+AckPlan AckLedger::take_acks(std::size_t channel, Clock::time_point now, bool everything) {
   Channel& state = channels_[channel];
-  AckPlan plan = plan_acks(std::move(state.held), state.outstanding);
-  state.held.clear();
+  AckPlan plan = plan_acks(state.held, state.outstanding.oldest());
+  state.held.clear();  // keeps its capacity for the next batch
+  if (plan.singles.empty()) {
+    state.singles_since = {};
+    return plan;
+  }
+  if (state.singles_since == Clock::time_point{})
+    state.singles_since = now;
+  const bool hold = !everything && plan.singles.size() <= state.singles_at_most &&
+                    now - state.singles_since < kSinglesHeldFor;
+  if (hold) {
+    state.held.swap(plan.singles);  // sorted, all above the oldest unsettled
+  } else {
+    state.singles_since = {};
+  }
   return plan;
 }
 
@@ -49,6 +67,7 @@ void AckLedger::channel_lost(std::size_t channel) {
   ++state.incarnation;
   state.outstanding.clear();
   state.held.clear();
+  state.singles_since = {};
 }
 
 void AckLedger::connection_lost() {

@@ -11,16 +11,26 @@
 // ack for every held tag below the oldest delivery still unsettled, plus single acks for the rest
 // (ack_plan.h): a `multiple` ack never covers an unsettled delivery. Requeues and rejects are
 // sent at once by the caller, so a multiple ack sent after them may span their tags harmlessly.
+//
+// With several handlers on a channel (concurrency, or worker processes), one that finishes ahead
+// of another acks above the oldest unsettled delivery, and each such ack would be a frame of its
+// own that the broker's queue process handles alone. A channel may hold a few of them back
+// (hold_singles): up to a quarter of the prefetch, for at most kSinglesHeldFor, in the hope that
+// the oldest is settled meanwhile and one `multiple` ack then covers them all. They go out as
+// singles when there would be more, when they are older than that, or when everything is flushed
+// (a cancel, a close). A held ack is only late: a host that dies with it held has its messages
+// redelivered, as it would a moment earlier.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <set>
 #include <vector>
 
 #include "broker/ack_plan.h"
+#include "broker/outstanding_tags.h"
 
 namespace warren::broker {
 
@@ -35,8 +45,15 @@ enum class SettleAction { ack, requeue, reject };
 
 class AckLedger {
  public:
-  // Channels 0..channels-1 (one per subscription), each at incarnation 1.
+  using Clock = std::chrono::steady_clock;
+  // How long acks above the oldest unsettled delivery may wait for it.
+  static constexpr std::chrono::milliseconds kSinglesHeldFor{2};
+
+  // Channels 0..channels-1 (one per subscription), each at incarnation 1, holding no single.
   explicit AckLedger(std::size_t channels);
+
+  // `channel` may hold up to `at_most` acks above its oldest unsettled delivery (0: none).
+  void hold_singles(std::size_t channel, std::size_t at_most);
 
   std::size_t channels() const noexcept { return count_; }
 
@@ -59,8 +76,10 @@ class AckLedger {
   Verdict settle(const DeliveryToken& token, SettleAction action);
 
   bool has_held_acks(std::size_t channel) const noexcept;
-  // The acks to send for what `channel` holds; they are no longer held.
-  AckPlan take_acks(std::size_t channel);
+  // The acks to send for what `channel` holds; they are no longer held, except the singles the
+  // channel may still hold at `now` (none with `everything`).
+  AckPlan take_acks(std::size_t channel, Clock::time_point now = Clock::now(),
+                    bool everything = false);
 
   // The channel is gone (closed by the broker, or with its connection): a new incarnation, with
   // nothing outstanding and no acks held (the broker requeues all of it).
@@ -72,8 +91,10 @@ class AckLedger {
  private:
   struct Channel {
     std::atomic<std::uint64_t> incarnation{1};
-    std::set<std::uint64_t> outstanding;  // delivered, not settled
-    std::vector<std::uint64_t> held;      // settled by ack since the last take_acks()
+    OutstandingTags outstanding;        // delivered, not settled
+    std::vector<std::uint64_t> held;    // settled by ack, not sent yet
+    std::size_t singles_at_most = 0;    // hold_singles()
+    Clock::time_point singles_since{};  // when the singles held now were first held back
   };
 
   std::size_t count_;

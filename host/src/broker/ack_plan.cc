@@ -5,12 +5,13 @@
 
 namespace warren::broker {
 
-AckPlan plan_acks(std::vector<std::uint64_t> acked, const std::set<std::uint64_t>& outstanding) {
+AckPlan plan_acks(std::vector<std::uint64_t>& acked,
+                  std::optional<std::uint64_t> oldest_outstanding) {
   AckPlan plan;
   if (acked.empty())
     return plan;
   std::sort(acked.begin(), acked.end());
-  const std::uint64_t floor = outstanding.empty() ? UINT64_MAX : *outstanding.begin();
+  const std::uint64_t floor = oldest_outstanding.value_or(UINT64_MAX);
   const auto first_above = std::lower_bound(acked.begin(), acked.end(), floor);
   if (first_above != acked.begin())
     plan.multiple_up_to = *(first_above - 1);

@@ -6,7 +6,6 @@
 
 #include <cstdint>
 #include <optional>
-#include <set>
 #include <vector>
 
 namespace warren::broker {
@@ -16,8 +15,9 @@ struct AckPlan {
   std::vector<std::uint64_t> singles;           // basic.ack(tag, multiple = false)
 };
 
-// `acked`: tags settled by ack since the last plan (any order); `outstanding`: tags delivered
-// and not settled.
-AckPlan plan_acks(std::vector<std::uint64_t> acked, const std::set<std::uint64_t>& outstanding);
+// `acked`: tags settled by ack since the last plan (any order; sorted in place);
+// `oldest_outstanding`: the oldest tag delivered and not settled, if any.
+AckPlan plan_acks(std::vector<std::uint64_t>& acked,
+                  std::optional<std::uint64_t> oldest_outstanding);
 
 }  // namespace warren::broker

@@ -40,6 +40,8 @@ ConsumerConnection::ConsumerConnection(ConsumerOptions options, const config::Co
     subscribers_.emplace_back(std::move(subscription), retry);
     subscribers_.back().server_named = queue != nullptr && queue->server_named;
     owned_by_connection_.push_back(queue != nullptr && owned_by_connection(*queue));
+    // A quarter of the prefetch: the broker still has three quarters to send meanwhile.
+    ledger_.hold_singles(subscribers_.size() - 1, subscribers_.back().subscription().prefetch / 4);
   }
 }
 
@@ -338,14 +340,15 @@ void ConsumerConnection::settle_now(const DeliveryToken& token, SettleAction act
     throw ConnectionLost("settling: " + status_text(status));
 }
 
-void ConsumerConnection::flush_acks() {
+void ConsumerConnection::flush_acks(bool everything) {
   if (connection() == nullptr)
     return;
   amqp_connection_state_t state = connection()->state();
+  const auto now = AckLedger::Clock::now();
   for (std::size_t index = 0; index < subscribers_.size(); ++index) {
     if (!ledger_.has_held_acks(index))
       continue;
-    const AckPlan plan = ledger_.take_acks(index);
+    const AckPlan plan = ledger_.take_acks(index, now, everything);
     const ChannelNumber channel = consumer_channel(index);
     if (plan.multiple_up_to) {
       const int status = amqp_basic_ack(state, channel, *plan.multiple_up_to, 1);
@@ -371,7 +374,7 @@ void ConsumerConnection::cancel_all() {
   if (connection() == nullptr)
     return;
   try {
-    flush_acks();
+    flush_acks(true);
     for (std::size_t index = 0; index < subscribers_.size(); ++index)
       cancel_consumer(index);
   } catch (const ConnectionLost& e) {
@@ -386,7 +389,7 @@ void ConsumerConnection::retire(std::size_t index) {
   subscribers_[index].retired = true;
   if (connection() != nullptr) {
     try {
-      flush_acks();
+      flush_acks(true);
       cancel_consumer(index);
     } catch (const ConnectionLost& e) {
       on_connection_lost(e.what());
@@ -411,7 +414,7 @@ void ConsumerConnection::close_gracefully() {
   if (connection() == nullptr)
     return;
   try {
-    flush_acks();
+    flush_acks(true);
     amqp_connection_state_t state = connection()->state();
     // A synchronous round trip per channel: once qos-ok arrives, the channel has processed every
     // ack sent before it.

@@ -145,7 +145,8 @@ class ConsumerConnection final : private IoLoop {
   void settle_now(const DeliveryToken& token, SettleAction action);
   void settle_deferred(const std::vector<DeferredSettlements::Entry>& entries);
   void repair_retry_routes_now(const std::vector<std::size_t>& subscriptions);
-  void flush_acks();
+  // Sends the acks the ledger holds; `everything`: the singles it may still hold too.
+  void flush_acks(bool everything = false);
   // A delivery whose frames have all arrived: handed to the runtime under a fresh token.
   void on_delivery(std::size_t index, DeliveryAssembler::Assembled delivery);
   void on_cancelled(const std::string& consumer_tag);

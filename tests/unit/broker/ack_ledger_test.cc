@@ -250,6 +250,147 @@ TEST(AckLedger, RandomSettlements_NeverAckAnUnsettledDeliveryAndHoldNothingBack)
   }
 }
 
+// Held singles (hold_singles): a handler that finishes ahead of an older one does not cost a
+// frame of its own while the older one is about to finish.
+TEST(AckLedger, HoldingSingles_AnAckAboveTheOldestWaitsAndOneMultipleCoversThemAll) {
+  AckLedger ledger(1);
+  ledger.hold_singles(0, 4);
+  auto tokens = deliver(ledger, 0, 1, 6);
+  const auto start = AckLedger::Clock::now();
+  for (std::uint64_t tag : {3, 4, 5})
+    ledger.settle(tokens[tag], SettleAction::ack);
+  AckPlan plan = ledger.take_acks(0, start);
+  EXPECT_FALSE(plan.multiple_up_to.has_value());
+  EXPECT_TRUE(plan.singles.empty());
+  EXPECT_TRUE(ledger.has_held_acks(0));
+
+  // 1 and 2 finish within the hold: one multiple ack up to 5, nothing else.
+  ledger.settle(tokens[1], SettleAction::ack);
+  ledger.settle(tokens[2], SettleAction::ack);
+  plan = ledger.take_acks(0, start + std::chrono::milliseconds(1));
+  EXPECT_EQ(plan.multiple_up_to, 5U);
+  EXPECT_TRUE(plan.singles.empty());
+  EXPECT_FALSE(ledger.has_held_acks(0));
+  EXPECT_EQ(ledger.outstanding(0), 1U);
+}
+
+TEST(AckLedger, HoldingSingles_TheyGoOutOnceTheHoldIsOver) {
+  AckLedger ledger(1);
+  ledger.hold_singles(0, 4);
+  auto tokens = deliver(ledger, 0, 1, 4);
+  const auto start = AckLedger::Clock::now();
+  ledger.settle(tokens[3], SettleAction::ack);
+  EXPECT_TRUE(ledger.take_acks(0, start).singles.empty());
+  ledger.settle(tokens[2], SettleAction::ack);
+  EXPECT_TRUE(ledger.take_acks(0, start + AckLedger::kSinglesHeldFor / 2).singles.empty());
+  // The oldest still runs when the hold is over: both go, as singles, once.
+  const AckPlan plan = ledger.take_acks(0, start + AckLedger::kSinglesHeldFor);
+  EXPECT_FALSE(plan.multiple_up_to.has_value());
+  EXPECT_EQ(plan.singles, (std::vector<std::uint64_t>{2, 3}));
+  EXPECT_FALSE(ledger.has_held_acks(0));
+}
+
+TEST(AckLedger, HoldingSingles_NoMoreThanTheChannelMayHold) {
+  AckLedger ledger(1);
+  ledger.hold_singles(0, 2);
+  auto tokens = deliver(ledger, 0, 1, 5);
+  const auto now = AckLedger::Clock::now();
+  ledger.settle(tokens[2], SettleAction::ack);
+  ledger.settle(tokens[3], SettleAction::ack);
+  EXPECT_TRUE(ledger.take_acks(0, now).singles.empty());
+  ledger.settle(tokens[4], SettleAction::ack);
+  EXPECT_EQ(ledger.take_acks(0, now).singles, (std::vector<std::uint64_t>{2, 3, 4}));
+}
+
+TEST(AckLedger, HoldingSingles_EverythingSendsThemAtOnce) {
+  AckLedger ledger(1);
+  ledger.hold_singles(0, 8);
+  auto tokens = deliver(ledger, 0, 1, 3);
+  const auto now = AckLedger::Clock::now();
+  ledger.settle(tokens[2], SettleAction::ack);
+  EXPECT_TRUE(ledger.take_acks(0, now).singles.empty());
+  // A cancel or a close: what is held goes now.
+  EXPECT_EQ(ledger.take_acks(0, now, true).singles, std::vector<std::uint64_t>{2});
+  EXPECT_FALSE(ledger.has_held_acks(0));
+}
+
+TEST(AckLedger, HoldingSingles_AChannelLostForgetsThem) {
+  AckLedger ledger(1);
+  ledger.hold_singles(0, 8);
+  auto tokens = deliver(ledger, 0, 1, 3);
+  ledger.settle(tokens[3], SettleAction::ack);
+  EXPECT_TRUE(ledger.take_acks(0).singles.empty());
+  ledger.channel_lost(0);  // the broker requeues them: never acked on the new channel
+  EXPECT_FALSE(ledger.has_held_acks(0));
+  auto fresh = deliver(ledger, 0, 1, 1);
+  ledger.settle(fresh[1], SettleAction::ack);
+  const AckPlan plan = ledger.take_acks(0);
+  EXPECT_EQ(plan.multiple_up_to, 1U);
+  EXPECT_TRUE(plan.singles.empty());
+}
+
+// The same model with singles held: still never an ack of an unsettled delivery nor one sent
+// twice; what is held back is never more than the channel may hold, and a final flush of
+// everything leaves the broker holding exactly the deliveries not settled.
+TEST(AckLedger, RandomSettlementsHoldingSingles_NeverAckAnUnsettledOneAndHoldOnlyAFew) {
+  std::mt19937 random(20261203);
+  const std::size_t may_hold = 3;
+  for (int round = 0; round < 200; ++round) {
+    AckLedger ledger(1);
+    ledger.hold_singles(0, may_hold);
+    std::set<std::uint64_t> broker_unacked;
+    std::set<std::uint64_t> settled_unsent;
+    std::vector<DeliveryToken> running;
+    std::uint64_t next_tag = 1;
+    auto now = AckLedger::Clock::now();
+    auto send = [&](const AckPlan& plan, std::set<std::uint64_t>& still_running) {
+      if (plan.multiple_up_to) {
+        for (std::uint64_t tag : broker_unacked) {
+          if (tag > *plan.multiple_up_to)
+            break;
+          ASSERT_EQ(still_running.count(tag), 0U) << "multiple ack covers running " << tag;
+          settled_unsent.erase(tag);
+        }
+        broker_unacked.erase(broker_unacked.begin(),
+                             broker_unacked.upper_bound(*plan.multiple_up_to));
+      }
+      for (std::uint64_t tag : plan.singles) {
+        ASSERT_EQ(still_running.count(tag), 0U);
+        ASSERT_EQ(broker_unacked.erase(tag), 1U) << "single ack of " << tag << " sent twice";
+        settled_unsent.erase(tag);
+      }
+    };
+    for (int batch = 0; batch < 30; ++batch) {
+      const int deliveries = std::uniform_int_distribution<int>(0, 6)(random);
+      for (int i = 0; i < deliveries; ++i) {
+        running.push_back(ledger.delivered(0, next_tag));
+        broker_unacked.insert(next_tag++);
+      }
+      std::shuffle(running.begin(), running.end(), random);
+      const std::size_t settles =
+          std::uniform_int_distribution<std::size_t>(0, running.size())(random);
+      for (std::size_t i = 0; i < settles; ++i) {
+        const DeliveryToken token = running.back();
+        running.pop_back();
+        ASSERT_EQ(ledger.settle(token, SettleAction::ack), Verdict::held);
+        settled_unsent.insert(token.tag);
+      }
+      now += std::chrono::microseconds(std::uniform_int_distribution<int>(0, 1500)(random));
+      std::set<std::uint64_t> still_running;
+      for (const auto& token : running)
+        still_running.insert(token.tag);
+      send(ledger.take_acks(0, now), still_running);
+      ASSERT_LE(settled_unsent.size(), may_hold) << "round " << round << ", batch " << batch;
+    }
+    std::set<std::uint64_t> still_running;
+    for (const auto& token : running)
+      still_running.insert(token.tag);
+    send(ledger.take_acks(0, now, true), still_running);
+    ASSERT_TRUE(settled_unsent.empty());
+    ASSERT_EQ(broker_unacked, still_running) << "round " << round;
+  }
+}
+
 // Delivery::stale() asks from worker threads while the I/O thread moves incarnations on.
 TEST(AckLedger, IsCurrentFromOtherThreads_WhileIncarnationsMoveOn) {
   AckLedger ledger(2);
