@@ -33,6 +33,13 @@ class BoundedQueue {
     return true;
   }
 
+  // Consumers that take up to `items` at a time (pop_up_to): a push of fewer wakes only one of
+  // them, since the first awake takes them all and a second would find nothing (1: every consumer
+  // takes one, the default).
+  void set_taken_together(std::size_t items) noexcept {
+    taken_together_.store(items == 0 ? 1 : items, std::memory_order_relaxed);
+  }
+
   // Pushes every item, in order, under one lock, waking consumers once; waits for room as push()
   // does. Returns how many were pushed: the rest (the queue closed) stay in `items`, from that
   // index on.
@@ -48,9 +55,9 @@ class BoundedQueue {
       ++pushed;
     }
     queued_.store(items_.size(), std::memory_order_release);
-    if (pushed == 1) {
+    if (pushed > 0 && pushed <= taken_together_.load(std::memory_order_relaxed)) {
       not_empty_.notify_one();
-    } else if (pushed > 1) {
+    } else if (pushed > 0) {
       not_empty_.notify_all();
     }
     return pushed;
@@ -137,6 +144,7 @@ class BoundedQueue {
   std::condition_variable not_full_;
   std::deque<T> items_;
   std::atomic<std::size_t> queued_{0};  // items_.size(), readable without the lock
+  std::atomic<std::size_t> taken_together_{1};
   transport::SpinAdvisor spin_advisor_;
   bool closed_ = false;
 };

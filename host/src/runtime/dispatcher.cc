@@ -119,6 +119,7 @@ void Dispatcher::run_thread(std::size_t thread,
       continue;
     }
     if (window_ > 1 && lane->takes_a_window()) {
+      inbox_.set_taken_together(window_);
       auto first = inbox_.pop_up_to(window_, kIdleTick);
       if (first.empty()) {
         if (inbox_.closed())
