@@ -249,10 +249,12 @@ void ConsumerConnection::on_loop_exit() {
 
 void ConsumerConnection::service_commands() {
   settle_deferred(deferred_.take_due(DeferredSettlements::Clock::now()));
-  apply(commands_.take());
+  commands_.take_into(taken_commands_);
+  apply(taken_commands_);
+  taken_commands_.clear();  // now: what the commands hold goes, the capacity stays
 }
 
-void ConsumerConnection::apply(std::vector<Command> commands) {
+void ConsumerConnection::apply(std::vector<Command>& commands) {
   // One command at a time: a connection lost while applying one must not swallow the ones after
   // it (a cancel or close among them would be forgotten, and the next connection would consume
   // again during the shutdown). After the loss, settlements are dropped as stale.

@@ -140,7 +140,7 @@ class ConsumerConnection final : private IoLoop {
   void subscribe(std::size_t index);
   void lose_channel(std::size_t index);
   void subscription_failed(std::size_t index, const std::string& reason);
-  void apply(std::vector<Command> commands);
+  void apply(std::vector<Command>& commands);
   void apply_one(const Command& command);
   void settle_now(const DeliveryToken& token, SettleAction action);
   void settle_deferred(const std::vector<DeferredSettlements::Entry>& entries);
@@ -175,6 +175,7 @@ class ConsumerConnection final : private IoLoop {
   observability::Metrics* metrics_;
 
   WakeupQueue<Command> commands_;
+  std::vector<Command> taken_commands_;  // service_commands(): the turn's, reused
   std::atomic<bool> ready_{false};
   AckLedger ledger_;             // one channel per subscription
   DeliveryAssembler assembler_;  // the delivery in progress on each subscription's channel

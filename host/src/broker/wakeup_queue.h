@@ -109,6 +109,16 @@ class WakeupQueue {
     return taken;
   }
 
+  // The same into `taken` (emptied first), which gives the queue its buffer in exchange: a taker
+  // that keeps `taken` from turn to turn makes the two vectors take turns, and once they have
+  // grown to a turn's worth neither allocates again.
+  void take_into(std::vector<Command>& taken) {
+    taken.clear();
+    std::lock_guard lock(mutex_);
+    taken.swap(commands_);
+    covered_ = false;
+  }
+
   bool empty() const {
     std::lock_guard lock(mutex_);
     return commands_.empty();

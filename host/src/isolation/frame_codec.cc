@@ -25,11 +25,11 @@ Unsigned read_little_endian(std::string_view bytes) {
 }  // namespace
 
 void FrameWriter::u32(std::uint32_t value) {
-  append_little_endian(out_, value);
+  append_little_endian(*out_, value);
 }
 
 void FrameWriter::u64(std::uint64_t value) {
-  append_little_endian(out_, value);
+  append_little_endian(*out_, value);
 }
 
 void FrameWriter::f64(double value) {
@@ -40,7 +40,7 @@ void FrameWriter::bytes(std::string_view value) {
   if (value.size() > std::numeric_limits<std::uint32_t>::max())
     throw FrameError("a field of " + std::to_string(value.size()) + " bytes does not fit a frame");
   u32(static_cast<std::uint32_t>(value.size()));
-  out_.append(value);
+  out_->append(value);
 }
 
 std::string_view FrameReader::take(std::size_t size, const char* what) {

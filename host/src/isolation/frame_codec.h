@@ -22,18 +22,25 @@ class FrameError : public std::runtime_error {
 class FrameWriter {
  public:
   // Room for a typical frame (a Deliver of a small message) from the start: no regrowth.
-  FrameWriter() { out_.reserve(512); }
-  void u8(std::uint8_t value) { out_.push_back(static_cast<char>(value)); }
+  FrameWriter() : out_(&own_) { own_.reserve(512); }
+  // Appends to TARGET instead (a packet being filled: the frame is never copied); take() then
+  // has nothing.
+  explicit FrameWriter(std::string& target) noexcept : out_(&target) {}
+  FrameWriter(const FrameWriter&) = delete;
+  FrameWriter& operator=(const FrameWriter&) = delete;
+
+  void u8(std::uint8_t value) { out_->push_back(static_cast<char>(value)); }
   void u32(std::uint32_t value);
   void u64(std::uint64_t value);
   void f64(double value);
   // A u32 length, then the bytes. Throws FrameError past 4 GiB.
   void bytes(std::string_view value);
 
-  std::string take() && { return std::move(out_); }
+  std::string take() && { return std::move(own_); }
 
  private:
-  std::string out_;
+  std::string own_;
+  std::string* out_;
 };
 
 class FrameReader {

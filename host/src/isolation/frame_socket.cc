@@ -78,7 +78,7 @@ bool FrameSocket::send_all(std::span<const Frame> frames, std::chrono::milliseco
     return false;
   PacketWriter packets;
   for (const Frame& frame : frames)
-    packets.add(encode(frame));
+    packets.add_encoded([&](FrameWriter& out) { encode_to(frame, out); });
   return send_packets(packets.packets(), timeout);
 }
 

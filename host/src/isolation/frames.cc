@@ -379,17 +379,25 @@ Frame decode_as(std::size_t type, FrameReader& in, std::index_sequence<I...>) {
 
 }  // namespace
 
-std::string encode(const Frame& frame) {
-  FrameWriter out;
+void encode_to(const Frame& frame, FrameWriter& out) {
   out.u8(static_cast<std::uint8_t>(frame.index()));
   std::visit(Encoder{out}, frame);
+}
+
+std::string encode(const Frame& frame) {
+  FrameWriter out;
+  encode_to(frame, out);
   return std::move(out).take();
+}
+
+void encode_deliver_to(const DeliverFields& fields, FrameWriter& out) {
+  out.u8(static_cast<std::uint8_t>(Frame(std::in_place_type<Deliver>).index()));
+  write_deliver(out, fields);
 }
 
 std::string encode_deliver(const DeliverFields& fields) {
   FrameWriter out;
-  out.u8(static_cast<std::uint8_t>(Frame(std::in_place_type<Deliver>).index()));
-  write_deliver(out, fields);
+  encode_deliver_to(fields, out);
   return std::move(out).take();
 }
 

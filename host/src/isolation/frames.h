@@ -171,7 +171,11 @@ using Frame = std::variant<Start, Hello, Ready, InitFailed, Deliver, Outcome, Pu
                            PublishResult, LogLine, MetricDeclare, MetricDeclared, MetricRecord,
                            Cancel, Ping, Pong, Shutdown>;
 
+class FrameWriter;  // frame_codec.h
+
 std::string encode(const Frame& frame);
+// The same bytes, appended by OUT (a packet being filled: PacketWriter::add_encoded).
+void encode_to(const Frame& frame, FrameWriter& out);
 
 // A Deliver's fields, viewed where they are (the host's message): encode_deliver() gives the
 // bytes encode(Deliver{...}) would, without copying each field into a Deliver first.
@@ -184,6 +188,7 @@ struct DeliverFields {
   bool report_at_once = false;
 };
 std::string encode_deliver(const DeliverFields& fields);
+void encode_deliver_to(const DeliverFields& fields, FrameWriter& out);
 
 // Throws FrameError (frame_codec.h) naming what is wrong: an unknown type, a truncated field,
 // an enum value out of range, bytes past the end.

@@ -34,27 +34,70 @@ std::uint32_t get_u32(std::string_view in) {
 constexpr std::size_t kLength = 4;
 }  // namespace
 
+std::string& PacketWriter::next_packet() {
+  if (used_ == packets_.size())
+    packets_.emplace_back().reserve(512);
+  std::string& packet = packets_[used_++];
+  packet.clear();
+  return packet;
+}
+
+std::string& PacketWriter::open_batch(std::size_t frame_size) {
+  if (!last_is_batch_ || packets_[used_ - 1].size() + kLength + frame_size > kPacketPayload) {
+    next_packet().push_back(static_cast<char>(kBatch));
+    last_is_batch_ = true;
+  }
+  return packets_[used_ - 1];
+}
+
 void PacketWriter::add(std::string_view frame) {
   if (1 + kLength + frame.size() > kPacketPayload) {
     for (std::string& packet : split_into_packets(frame))
-      packets_.push_back(std::move(packet));
+      next_packet() = std::move(packet);
     last_is_batch_ = false;
     return;
   }
-  if (!last_is_batch_ || packets_.back().size() + kLength + frame.size() > kPacketPayload) {
-    std::string packet;
-    packet.reserve(std::max<std::size_t>(1 + kLength + frame.size(), 512));
-    packet.push_back(static_cast<char>(kBatch));
-    packets_.push_back(std::move(packet));
-    last_is_batch_ = true;
-  }
-  std::string& batch = packets_.back();
+  std::string& batch = open_batch(frame.size());
   put_u32(batch, static_cast<std::uint32_t>(frame.size()));
   batch.append(frame);
 }
 
+std::size_t PacketWriter::begin_encoded() {
+  std::string& batch = open_batch(0);
+  const std::size_t at = batch.size();
+  put_u32(batch, 0);  // the length, once the frame is written
+  return at;
+}
+
+void PacketWriter::end_encoded(std::size_t at) {
+  std::string& batch = packets_[used_ - 1];
+  const std::size_t size = batch.size() - at - kLength;
+  if (batch.size() <= kPacketPayload) {
+    for (std::size_t i = 0; i < kLength; ++i)
+      batch[at + i] = static_cast<char>((size >> (8 * i)) & 0xff);
+    return;
+  }
+  // It did not fit what the batch had left: out again, and added as add() would have.
+  std::string frame(batch, at + kLength);
+  batch.resize(at);
+  if (batch.size() == 1) {  // the batch held only this frame
+    --used_;
+  }
+  last_is_batch_ = false;
+  add(frame);
+}
+
 void PacketWriter::clear() noexcept {
-  packets_.clear();
+  // The packets' buffers stay for the next frames, but not those a large frame grew: a writer
+  // keeps a few batches' worth at most.
+  constexpr std::size_t kKept = 4;
+  for (std::size_t i = 0; i < packets_.size(); ++i) {
+    if (i >= kKept || packets_[i].capacity() > kPacketPayload + 1)
+      std::string().swap(packets_[i]);
+  }
+  if (packets_.size() > kKept)
+    packets_.resize(kKept);
+  used_ = 0;
   last_is_batch_ = false;
 }
 

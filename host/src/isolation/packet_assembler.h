@@ -9,9 +9,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "isolation/frame_codec.h"
 
 namespace warren::isolation {
 
@@ -32,13 +35,31 @@ std::vector<std::string> split_into_packets(std::string_view frame);
 class PacketWriter {
  public:
   void add(std::string_view frame);
-  const std::vector<std::string>& packets() const noexcept { return packets_; }
-  bool empty() const noexcept { return packets_.empty(); }
+  // Adds the frame ENCODE writes (encode(FrameWriter&)), written straight into the batch packet
+  // being filled: no copy of it, and no buffer of its own.
+  template <class Encode>
+  void add_encoded(Encode&& encode) {
+    const std::size_t at = begin_encoded();
+    {
+      FrameWriter out(packets_[used_ - 1]);
+      encode(out);
+    }
+    end_encoded(at);
+  }
+  std::span<const std::string> packets() const noexcept { return {packets_.data(), used_}; }
+  bool empty() const noexcept { return used_ == 0; }
+  // Empties the writer; the packets' buffers are kept for the next frames.
   void clear() noexcept;
 
  private:
-  std::vector<std::string> packets_;
-  bool last_is_batch_ = false;  // frames may still be added to packets_.back()
+  std::string& next_packet();                       // a packet to fill, emptied
+  std::string& open_batch(std::size_t frame_size);  // the batch a frame that size goes into
+  std::size_t begin_encoded();                      // where the frame's length goes
+  void end_encoded(std::size_t at);
+
+  std::vector<std::string> packets_;  // [0, used_) are this writer's packets; the rest spare
+  std::size_t used_ = 0;
+  bool last_is_batch_ = false;  // frames may still be added to packets_[used_ - 1]
 };
 
 class PacketAssembler {

@@ -18,9 +18,9 @@ std::string_view text(warren_str value) {
   return {value.data, value.size};
 }
 
-// The time to wait in poll() until the earliest of DEADLINES (time_point::max(): none).
-int poll_timeout(std::initializer_list<std::chrono::steady_clock::time_point> deadlines) {
-  auto now = std::chrono::steady_clock::now();
+// The time to wait in poll() from NOW until the earliest of DEADLINES (time_point::max(): none).
+int poll_timeout(std::chrono::steady_clock::time_point now,
+                 std::initializer_list<std::chrono::steady_clock::time_point> deadlines) {
   auto earliest = std::chrono::steady_clock::time_point::max();
   for (auto deadline : deadlines)
     earliest = std::min(earliest, deadline);
@@ -28,12 +28,6 @@ int poll_timeout(std::initializer_list<std::chrono::steady_clock::time_point> de
     return -1;
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(earliest - now).count();
   return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 60'000)) + 1;
-}
-
-std::chrono::steady_clock::time_point after(std::chrono::milliseconds duration) {
-  if (duration.count() <= 0)
-    return std::chrono::steady_clock::time_point::max();
-  return std::chrono::steady_clock::now() + duration;
 }
 
 }  // namespace
@@ -99,7 +93,7 @@ void WorkerProcess::start() {
       hello_ = std::move(*hello);
       continue;
     }
-    if (serve(*frame) == Served::ready)
+    if (serve(*frame, Clock::now()) == Served::ready)
       return;
   }
 }
@@ -112,7 +106,7 @@ host_abi::MessageServices* WorkerProcess::services_of(std::uint64_t sequence) co
   return nullptr;
 }
 
-WorkerProcess::Served WorkerProcess::serve(Frame& frame) {
+WorkerProcess::Served WorkerProcess::serve(Frame& frame, Clock::time_point received) {
   FrameSocket& socket = child_->socket();
   const auto reply_timeout = std::chrono::seconds(30);
   if (std::holds_alternative<Ready>(frame))
@@ -129,7 +123,7 @@ WorkerProcess::Served WorkerProcess::serve(Frame& frame) {
         outcome->sequence,
         Awaited{Awaited::Kind::ran, {}, std::chrono::nanoseconds(outcome->ran_for_ns)});
     window_.pop_front();
-    head_since_ = Clock::now();  // the next one starts now, if there is one
+    head_since_ = received;  // the next one starts now, if there is one
     head_cancelled_ = false;
     return Served::outcome;
   }
@@ -200,10 +194,17 @@ WorkerProcess::Ticket WorkerProcess::submit(
   window_.push_back(InFlight{sequence, &services});
   // Sent by the next await(), with every other one submitted before it: one system call for a
   // refill of the window, not one a message.
-  unsent_.add(encode_deliver(DeliverFields{sequence, text(message.body), text(message.routing_key),
-                                           text(message.exchange), text(message.message_id),
-                                           text(message.content_type), message.attempt,
-                                           message.redelivered != 0, headers, report_at_once}));
+  const DeliverFields fields{sequence,
+                             text(message.body),
+                             text(message.routing_key),
+                             text(message.exchange),
+                             text(message.message_id),
+                             text(message.content_type),
+                             message.attempt,
+                             message.redelivered != 0,
+                             headers,
+                             report_at_once};
+  unsent_.add_encoded([&](FrameWriter& out) { encode_deliver_to(fields, out); });
   return sequence;
 }
 
@@ -247,15 +248,21 @@ WorkerProcess::Awaited WorkerProcess::await(Ticket ticket) {
     return duration.count() <= 0 ? Clock::time_point::max() : since + duration;
   };
   send_unsent();
-  auto ping_at = after(options_.ping_interval);
+  auto now = Clock::now();
+  auto ping_at = after_now(now, options_.ping_interval);
   auto ping_sent = Clock::time_point::max();
+  // A frame's arrival is read off the clock once: it starts the next message's run and puts the
+  // next ping off, and the loop's deadlines that follow are measured from it too.
+  bool now_is_fresh = true;
   while (true) {
     if (auto awaited = take())
       return *awaited;
     if (!child_ || window_.empty())  // not submitted, or awaited before: a caller's mistake
       return Awaited{Awaited::Kind::not_run, {}, {}};
     FrameSocket& socket = child_->socket();
-    auto now = Clock::now();
+    if (!now_is_fresh)
+      now = Clock::now();
+    now_is_fresh = false;
     // The head's deadlines: it has run since head_since_.
     auto soft_deadline =
         head_cancelled_ ? Clock::time_point::max() : after_now(head_since_, options_.soft_timeout);
@@ -267,7 +274,7 @@ WorkerProcess::Awaited WorkerProcess::await(Ticket ticket) {
     auto stop_check =
         head_cancelled_ ? Clock::time_point::max() : now + std::chrono::milliseconds(100);
     const int wait_ms =
-        poll_timeout({soft_deadline, hard_deadline, ping_at, wedged_deadline, stop_check});
+        poll_timeout(now, {soft_deadline, hard_deadline, ping_at, wedged_deadline, stop_check});
     Frame frame;
     FrameSocket::Status status;
     try {
@@ -283,10 +290,12 @@ WorkerProcess::Awaited WorkerProcess::await(Ticket ticket) {
       continue;
     }
     if (status == FrameSocket::Status::frame) {
+      now = Clock::now();
+      now_is_fresh = true;
       ping_sent = Clock::time_point::max();
-      ping_at = after(options_.ping_interval);
+      ping_at = after_now(now, options_.ping_interval);
       try {
-        serve(frame);
+        serve(frame, now);
       } catch (const FrameError& error) {
         die("protocol: " + std::string(error.what()));
       }

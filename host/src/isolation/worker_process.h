@@ -129,8 +129,9 @@ class WorkerProcess {
   };
 
   // Handles one frame from the child, for the message in the window whose sequence number it
-  // carries (none: the worker's own, as in init).
-  Served serve(Frame& frame);
+  // carries (none: the worker's own, as in init). RECEIVED: when it came (an Outcome starts the
+  // next message's run then).
+  Served serve(Frame& frame, Clock::time_point received);
   // Writes the Delivers submitted since the last time, together.
   void send_unsent();
   host_abi::MessageServices* services_of(std::uint64_t sequence) const noexcept;

@@ -85,6 +85,29 @@ TEST(WakeupQueue, PushAfterClose_IsRefusedAndWhatWasQueuedIsStillTaken) {
   EXPECT_EQ(queue.take(), std::vector<int>{1});
 }
 
+TEST(WakeupQueue, TakeInto_TwoBuffersTakeTurnsAndKeepTheirCapacity) {
+  Wakeup wakeup;
+  WakeupQueue<int> queue(wakeup);
+  std::vector<int> taken{99};  // whatever it held goes
+  for (int i = 0; i < 100; ++i)
+    queue.push(i);
+  queue.take_into(taken);
+  ASSERT_EQ(taken.size(), 100U);
+  EXPECT_EQ(taken.front(), 0);
+  EXPECT_EQ(taken.back(), 99);
+  const int* first_buffer = taken.data();
+  queue.push(100);
+  queue.take_into(taken);
+  EXPECT_EQ(taken, std::vector<int>{100});
+  queue.push(101);
+  queue.take_into(taken);  // the first buffer again, grown already
+  EXPECT_EQ(taken, std::vector<int>{101});
+  EXPECT_EQ(taken.data(), first_buffer);
+  EXPECT_GE(taken.capacity(), 100U);
+  queue.take_into(taken);
+  EXPECT_TRUE(taken.empty());
+}
+
 TEST(PublisherConnection, PublishAfterClose_FailsAtOnceAsUnavailable) {
   PublisherConnection publisher(unreachable_broker(), nullptr, nullptr);
   publisher.close();

@@ -96,6 +96,67 @@ TEST(PacketWriter, ManySmallFrames_FillPacketsUpToThePayload) {
   EXPECT_TRUE(writer.empty());
 }
 
+// Every frame in order, out of the writer's packets.
+std::vector<std::string> frames_of(const PacketWriter& writer) {
+  PacketAssembler assembler;
+  std::vector<std::string> frames;
+  for (const std::string& packet : writer.packets()) {
+    std::vector<std::string_view> views;
+    assembler.add_all(packet, views);
+    frames.insert(frames.end(), views.begin(), views.end());
+  }
+  return frames;
+}
+
+// Writes BYTES as a frame through add_encoded.
+void add_encoded_bytes(PacketWriter& writer, const std::string& bytes) {
+  writer.add_encoded([&](FrameWriter& out) {
+    for (char c : bytes)
+      out.u8(static_cast<std::uint8_t>(c));
+  });
+}
+
+TEST(PacketWriter, EncodedInPlace_TheSamePacketsAsAddingTheBytes) {
+  PacketWriter added, encoded;
+  const std::vector<std::string> frames{"one", "", std::string(3000, 'x'), "two"};
+  for (const std::string& frame : frames) {
+    added.add(frame);
+    add_encoded_bytes(encoded, frame);
+  }
+  ASSERT_EQ(encoded.packets().size(), added.packets().size());
+  for (std::size_t i = 0; i < added.packets().size(); ++i)
+    EXPECT_EQ(encoded.packets()[i], added.packets()[i]);
+  EXPECT_EQ(frames_of(encoded), frames);
+}
+
+TEST(PacketWriter, EncodedFramesPastABatchOrAPacket_GoWhereAddWouldPutThem) {
+  PacketWriter writer;
+  const std::string nearly_full(kPacketPayload - 8, 'n');
+  const std::string large(kPacketPayload + 10, 'L');
+  add_encoded_bytes(writer, "a");
+  add_encoded_bytes(writer, nearly_full);  // does not fit after "a": a batch of its own
+  add_encoded_bytes(writer, "b");          // nor does this after it
+  add_encoded_bytes(writer, large);        // cut in two, alone
+  add_encoded_bytes(writer, "c");
+  EXPECT_EQ(writer.packets().size(), 6u) << "a | nearly full | b | large in two | c";
+  for (const std::string& packet : writer.packets())
+    EXPECT_LE(packet.size(), kPacketPayload + 1);
+  EXPECT_EQ(frames_of(writer), (std::vector<std::string>{"a", nearly_full, "b", large, "c"}));
+}
+
+TEST(PacketWriter, Cleared_ItsBuffersServeTheNextFramesWithNothingOfTheOld) {
+  PacketWriter writer;
+  for (int i = 0; i < 100; ++i)
+    add_encoded_bytes(writer, std::string(1000, 'o'));
+  writer.add(std::string(kPacketPayload * 2, 'L'));
+  writer.clear();
+  EXPECT_TRUE(writer.empty());
+  EXPECT_EQ(writer.packets().size(), 0u);
+  add_encoded_bytes(writer, "new");
+  writer.add("er");
+  EXPECT_EQ(frames_of(writer), (std::vector<std::string>{"new", "er"}));
+}
+
 TEST(PacketAssembler, ABatchCutShortOrInsideALargeFrame_IsRefused) {
   PacketAssembler assembler;
   std::vector<std::string_view> frames;

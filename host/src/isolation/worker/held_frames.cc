@@ -7,9 +7,8 @@
 namespace warren::isolation {
 
 void HeldFrames::keep(const Frame& frame, bool outcome) {
-  const std::string bytes = encode(frame);
-  stable_.store(false);
-  packets_.add(bytes);
+  stable_.store(false);  // the packet being filled may move
+  packets_.add_encoded([&](FrameWriter& out) { encode_to(frame, out); });
   stable_.store(true);
   if (outcome)
     ++outcomes_;

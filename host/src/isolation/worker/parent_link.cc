@@ -176,7 +176,7 @@ void ParentLink::read_available(std::unique_lock<std::mutex>& lock) {
     return;
   reading_ = true;
   lock.unlock();
-  std::vector<std::pair<FrameSocket::Status, Frame>> read;
+  std::vector<std::pair<FrameSocket::Status, Frame>>& read = read_without_lock_;
   while (true) {
     Frame frame;
     const FrameSocket::Status status = receive(frame, false);
@@ -190,6 +190,7 @@ void ParentLink::read_available(std::unique_lock<std::mutex>& lock) {
   reading_ = false;
   for (auto& [status, frame] : read)
     file(status, std::move(frame));
+  read.clear();  // keeps its capacity for the next time
   changed_.notify_all();
 }
 

@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "isolation/frame_socket.h"
 #include "isolation/worker/held_frames.h"
@@ -116,6 +117,9 @@ class ParentLink {
   std::condition_variable changed_;       // a frame was filed or the reader's turn is free
   std::condition_variable watcher_wake_;  // only at the end: the watcher otherwise just ticks
   std::deque<Frame> work_;
+  // read_available()'s frames, read without the lock before they are filed; only the thread
+  // that is reading_ touches it.
+  std::vector<std::pair<FrameSocket::Status, Frame>> read_without_lock_;
   std::size_t delivers_waiting_ = 0;  // the Delivers in work_
   std::map<std::uint64_t, PublishResult> publish_results_;
   std::map<std::uint64_t, MetricDeclared> metric_verdicts_;
