@@ -53,6 +53,8 @@ class FrameSocket {
   // `would_block`: the time ran out (a frame half read stays assembled for the next call).
   static constexpr std::chrono::milliseconds kForever = std::chrono::milliseconds::max();
   Status receive_waiting(Frame& frame, std::chrono::milliseconds timeout);
+  // Frames of a packet already read wait: the next receive() needs no system call.
+  bool holds_frames() const noexcept { return ready_next_ < ready_.size(); }
   // Waits up to TIMEOUT for a whole frame; std::nullopt when the time ran out or the peer closed
   // (closed() tells which).
   std::optional<Frame> receive_within(std::chrono::milliseconds timeout);

@@ -134,8 +134,9 @@ class BoundedQueue {
     return items_.size();
   }
 
-  // Whether anything is queued, without the lock: a hint (it may change at once).
+  // Whether anything is queued, and how much, without the lock: hints (they may change at once).
   bool holds_items() const noexcept { return queued_.load(std::memory_order_acquire) > 0; }
+  std::size_t queued() const noexcept { return queued_.load(std::memory_order_acquire); }
 
  private:
   const std::size_t capacity_;

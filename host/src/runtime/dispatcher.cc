@@ -1,6 +1,7 @@
 // See dispatcher.h.
 #include "runtime/dispatcher.h"
 
+#include <iterator>
 #include <limits>
 #include <optional>
 
@@ -125,6 +126,12 @@ void Dispatcher::run_thread(std::size_t thread,
         if (inbox_.closed())
           break;
         continue;
+      }
+      if (gathering_.should_gather(first.size(), window_) && !stop_requested_.load()) {
+        std::this_thread::sleep_for(WindowGathering::kGatherFor);
+        auto more = inbox_.pop_up_to(window_ - first.size(), Clock::duration::zero());
+        gathering_.gathered(more.size());
+        std::move(more.begin(), more.end(), std::back_inserter(first));
       }
       if (heartbeat)
         heartbeat->tick();

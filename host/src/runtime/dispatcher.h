@@ -29,6 +29,7 @@
 #include "runtime/handler_runner.h"
 #include "runtime/solo_gate.h"
 #include "runtime/trace_context.h"
+#include "runtime/window_gathering.h"
 #include "runtime/worker_context.h"
 #include "transport/transport.h"
 
@@ -176,6 +177,7 @@ class Dispatcher final : public transport::DeliverySink {
   const std::size_t quiet_limit_;
   std::atomic<std::size_t> quiet_settles_{0};
   BoundedQueue<std::unique_ptr<transport::Delivery>> inbox_;
+  WindowGathering gathering_;  // a window begun small waits a moment for more (window_gathering.h)
   std::vector<std::thread> threads_;
   std::atomic<bool> stop_requested_{false};
   std::atomic<std::size_t> in_flight_{0};

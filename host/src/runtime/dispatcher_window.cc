@@ -118,12 +118,14 @@ void Dispatcher::process_window(std::vector<std::unique_ptr<transport::Delivery>
       }
     }
     // Keep the window full, unless a suspect waits to run alone (this thread's pass would keep
-    // it waiting) or the worker stops. Refilled once a quarter of it is free, so that the child
-    // gets several messages a system call, and never runs dry.
+    // it waiting) or the worker stops. Refilled once a quarter of it is free and a quarter of it
+    // waits in the inbox, so that the child gets several messages a system call: fewer wait for
+    // the next outcome, or, once the window is empty, for a new one to gather them
+    // (window_gathering.h), and meanwhile another thread of the worker may take them.
     const std::size_t held = sent.size() + waiting.size();
     const std::size_t refill_at = std::max<std::size_t>(1, window_ / 4);
-    if (held + refill_at <= window_ && suspects.empty() && solo_gate_.waiting_alone() == 0 &&
-        !stop_requested_.load())
+    if (held + refill_at <= window_ && inbox_.queued() >= refill_at && suspects.empty() &&
+        solo_gate_.waiting_alone() == 0 && !stop_requested_.load())
       take(inbox_.pop_up_to(window_ - held, Clock::duration::zero()));
     if (!waiting.empty())
       send_waiting();

@@ -299,6 +299,24 @@ TEST_F(ProcessDispatchTest, AWindow_ACrashLoopGivesBackWhatWasSentAndWhatWasNot)
   EXPECT_TRUE(workers->drain(std::chrono::steady_clock::now() + 10s));
 }
 
+// Messages that come one at a time: a window begun with one waits a moment for those behind it
+// (window_gathering.h); each is still run and settled exactly once.
+TEST_F(ProcessDispatchTest, AWindow_MessagesComingOneByOne_EachRunAndAckedOnce) {
+  runner_.window = true;
+  auto workers = dispatcher();
+  for (int i = 0; i < 120; ++i)
+    workers->deliver(FakeDelivery::make("trickle-" + std::to_string(i), log_));
+  ASSERT_TRUE(log_.wait_for_count(120, 10s));
+  EXPECT_TRUE(workers->drain(std::chrono::steady_clock::now() + 10s));
+  const auto by_id = settled();
+  ASSERT_EQ(by_id.size(), 120u);
+  for (const auto& [id, settlement] : by_id) {
+    EXPECT_EQ(settlement.kind, transport::Settlement::Kind::ack) << id;
+    EXPECT_EQ(runner_.calls(id), 1) << id;
+  }
+  EXPECT_EQ(workers->in_flight(), 0u);
+}
+
 TEST_F(ProcessDispatchTest, AWindow_ADrainSettlesEverythingOnce) {
   runner_.window = true;
   auto workers = dispatcher();

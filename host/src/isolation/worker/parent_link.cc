@@ -177,13 +177,16 @@ void ParentLink::read_available(std::unique_lock<std::mutex>& lock) {
   reading_ = true;
   lock.unlock();
   std::vector<std::pair<FrameSocket::Status, Frame>>& read = read_without_lock_;
+  // One packet (a batch of the host's frames) at most: another recv() would mostly fail, a
+  // system call for nothing after every message that finds the window empty; what comes later
+  // is read the next time.
   while (true) {
     Frame frame;
     const FrameSocket::Status status = receive(frame, false);
     if (status == FrameSocket::Status::would_block)
       break;
     read.emplace_back(status, std::move(frame));
-    if (status == FrameSocket::Status::closed)
+    if (status == FrameSocket::Status::closed || !socket_.holds_frames())
       break;
   }
   lock.lock();
