@@ -3,10 +3,10 @@
 // A worker process wakes, runs and answers once per window, and the dispatcher thread that feeds
 // it wakes once for the answers, so a window of one message costs the host and the child about
 // as much as a full one: while a fast broker streams deliveries a few at a time, each went out
-// alone (bench/consume, quorum/200: 0.3 sendmmsg and 0.7 recv per message, and the host's CPU
-// per message 1.5 times thread mode's). Gathering for kGatherFor before sending a window begun
-// with less than a quarter of it lets the messages right behind it go in the same one (quorum/200:
-// host CPU per message 7.9 -> 5.6 us, a child's 2.6 -> 2.0 us, throughput +10-20 %).
+// alone or nearly (bench/consume, quorum/200: 0.3 sendmmsg and 0.7 recv per message, and the
+// host's CPU per message 1.5 times thread mode's). Gathering for kGatherFor before sending a
+// window begun with less than a quarter of it lets the messages right behind it go in the same
+// one: on this 2-core machine at quorum/200 (about 70k messages/s) 250 us gathers some 17.
 //
 // It pays only while messages stream. At a low rate nothing comes in that time, and the wait is
 // latency for nothing, so it keeps a score as SpinAdvisor does (brief_spin.h): gathering goes on
@@ -23,7 +23,7 @@ namespace warren::runtime {
 
 class WindowGathering {
  public:
-  static constexpr std::chrono::microseconds kGatherFor{100};
+  static constexpr std::chrono::microseconds kGatherFor{250};
 
   // A window of `window` begun with `taken` messages: whether to wait kGatherFor for more.
   bool should_gather(std::size_t taken, std::size_t window) noexcept {
