@@ -193,60 +193,114 @@ TEST(AckLedger, TokenOfNoSuchChannel_IsStale) {
   EXPECT_EQ(ledger.settle(stray, SettleAction::ack), Verdict::stale);
 }
 
-// A model of the broker's side of one channel: which deliveries it still holds unacked. Random
-// deliveries and settlements in random batches: a `multiple` ack may only span tags already
-// settled, and after each flush the broker holds exactly the deliveries not settled yet.
+// A model of the broker's side of one channel: which deliveries it still holds unacked, and of
+// the handlers: which are still running, which acked and not yet sent.
+struct ChannelModel {
+  std::set<std::uint64_t> broker_unacked;
+  std::set<std::uint64_t> settled_unsent;
+  std::vector<DeliveryToken> running;
+  std::uint64_t next_tag = 1;
+
+  void deliver_some(AckLedger& ledger, std::mt19937& random) {
+    const int deliveries = std::uniform_int_distribution<int>(0, 6)(random);
+    for (int i = 0; i < deliveries; ++i) {
+      running.push_back(ledger.delivered(0, next_tag));
+      broker_unacked.insert(next_tag++);
+    }
+    std::shuffle(running.begin(), running.end(), random);
+  }
+  // The next settlement, in random order; `action` the handler's.
+  DeliveryToken finish_one(SettleAction action) {
+    const DeliveryToken token = running.back();
+    running.pop_back();
+    if (action == SettleAction::ack)
+      settled_unsent.insert(token.tag);
+    else
+      broker_unacked.erase(token.tag);  // basic.nack / basic.reject, sent at once
+    return token;
+  }
+  std::set<std::uint64_t> still_running() const {
+    std::set<std::uint64_t> tags;
+    for (const auto& token : running)
+      tags.insert(token.tag);
+    return tags;
+  }
+  // What the broker makes of the plan's acks: a `multiple` ack may only span tags already
+  // settled, and no single ack is sent twice.
+  void receive(const AckPlan& plan) {
+    const std::set<std::uint64_t> running_now = still_running();
+    if (plan.multiple_up_to) {
+      for (std::uint64_t tag : broker_unacked) {
+        if (tag > *plan.multiple_up_to)
+          break;
+        ASSERT_EQ(running_now.count(tag), 0U)
+            << "multiple ack up to " << *plan.multiple_up_to << " covers running " << tag;
+        settled_unsent.erase(tag);
+      }
+      broker_unacked.erase(broker_unacked.begin(),
+                           broker_unacked.upper_bound(*plan.multiple_up_to));
+    }
+    for (std::uint64_t tag : plan.singles) {
+      ASSERT_EQ(running_now.count(tag), 0U);
+      ASSERT_EQ(broker_unacked.erase(tag), 1U) << "single ack of " << tag << " sent twice";
+      settled_unsent.erase(tag);
+    }
+  }
+};
+
+// Random deliveries and settlements in random batches: a `multiple` ack may only span tags
+// already settled, and after each flush the broker holds exactly the deliveries not settled yet.
 TEST(AckLedger, RandomSettlements_NeverAckAnUnsettledDeliveryAndHoldNothingBack) {
   std::mt19937 random(20261130);
   for (int round = 0; round < 200; ++round) {
     AckLedger ledger(1);
-    std::set<std::uint64_t> broker_unacked;
-    std::vector<DeliveryToken> running;
-    std::uint64_t next_tag = 1;
+    ChannelModel channel;
     for (int batch = 0; batch < 30; ++batch) {
-      const int deliveries = std::uniform_int_distribution<int>(0, 6)(random);
-      for (int i = 0; i < deliveries; ++i) {
-        running.push_back(ledger.delivered(0, next_tag));
-        broker_unacked.insert(next_tag++);
-      }
-      std::shuffle(running.begin(), running.end(), random);
+      channel.deliver_some(ledger, random);
       const std::size_t settles =
-          std::uniform_int_distribution<std::size_t>(0, running.size())(random);
+          std::uniform_int_distribution<std::size_t>(0, channel.running.size())(random);
       for (std::size_t i = 0; i < settles; ++i) {
-        const DeliveryToken token = running.back();
-        running.pop_back();
         const int kind = std::uniform_int_distribution<int>(0, 9)(random);
         const SettleAction action = kind < 8   ? SettleAction::ack
                                     : kind < 9 ? SettleAction::requeue
                                                : SettleAction::reject;
-        const Verdict verdict = ledger.settle(token, action);
-        if (action == SettleAction::ack) {
-          ASSERT_EQ(verdict, Verdict::held);
-        } else {
-          ASSERT_EQ(verdict, Verdict::send_now);
-          broker_unacked.erase(token.tag);  // basic.nack / basic.reject, sent at once
-        }
+        const Verdict verdict = ledger.settle(channel.finish_one(action), action);
+        ASSERT_EQ(verdict, action == SettleAction::ack ? Verdict::held : Verdict::send_now);
       }
-      const AckPlan plan = ledger.take_acks(0);
-      std::set<std::uint64_t> still_running;
-      for (const auto& token : running)
-        still_running.insert(token.tag);
-      if (plan.multiple_up_to) {
-        for (std::uint64_t tag : broker_unacked) {
-          if (tag > *plan.multiple_up_to)
-            break;
-          ASSERT_EQ(still_running.count(tag), 0U)
-              << "multiple ack up to " << *plan.multiple_up_to << " covers running " << tag;
-        }
-        broker_unacked.erase(broker_unacked.begin(),
-                             broker_unacked.upper_bound(*plan.multiple_up_to));
-      }
-      for (std::uint64_t tag : plan.singles) {
-        ASSERT_EQ(still_running.count(tag), 0U);
-        ASSERT_EQ(broker_unacked.erase(tag), 1U) << "single ack of " << tag << " sent twice";
-      }
-      ASSERT_EQ(broker_unacked, still_running) << "round " << round << ", batch " << batch;
+      channel.receive(ledger.take_acks(0));
+      ASSERT_EQ(channel.broker_unacked, channel.still_running())
+          << "round " << round << ", batch " << batch;
     }
+  }
+}
+
+// The same with singles held: still never an ack of an unsettled delivery nor one sent twice;
+// what is held back is never more than the channel may hold, and a final flush of everything
+// leaves the broker holding exactly the deliveries not settled.
+TEST(AckLedger, RandomSettlementsHoldingSingles_NeverAckAnUnsettledOneAndHoldOnlyAFew) {
+  std::mt19937 random(20261203);
+  const std::size_t may_hold = 3;
+  for (int round = 0; round < 200; ++round) {
+    AckLedger ledger(1);
+    ledger.hold_singles(0, may_hold);
+    ChannelModel channel;
+    auto now = AckLedger::Clock::now();
+    for (int batch = 0; batch < 30; ++batch) {
+      channel.deliver_some(ledger, random);
+      const std::size_t settles =
+          std::uniform_int_distribution<std::size_t>(0, channel.running.size())(random);
+      for (std::size_t i = 0; i < settles; ++i) {
+        ASSERT_EQ(ledger.settle(channel.finish_one(SettleAction::ack), SettleAction::ack),
+                  Verdict::held);
+      }
+      now += std::chrono::microseconds(std::uniform_int_distribution<int>(0, 1500)(random));
+      channel.receive(ledger.take_acks(0, now));
+      ASSERT_LE(channel.settled_unsent.size(), may_hold)
+          << "round " << round << ", batch " << batch;
+    }
+    channel.receive(ledger.take_acks(0, now, true));
+    ASSERT_TRUE(channel.settled_unsent.empty());
+    ASSERT_EQ(channel.broker_unacked, channel.still_running()) << "round " << round;
   }
 }
 
@@ -327,68 +381,6 @@ TEST(AckLedger, HoldingSingles_AChannelLostForgetsThem) {
   const AckPlan plan = ledger.take_acks(0);
   EXPECT_EQ(plan.multiple_up_to, 1U);
   EXPECT_TRUE(plan.singles.empty());
-}
-
-// The same model with singles held: still never an ack of an unsettled delivery nor one sent
-// twice; what is held back is never more than the channel may hold, and a final flush of
-// everything leaves the broker holding exactly the deliveries not settled.
-TEST(AckLedger, RandomSettlementsHoldingSingles_NeverAckAnUnsettledOneAndHoldOnlyAFew) {
-  std::mt19937 random(20261203);
-  const std::size_t may_hold = 3;
-  for (int round = 0; round < 200; ++round) {
-    AckLedger ledger(1);
-    ledger.hold_singles(0, may_hold);
-    std::set<std::uint64_t> broker_unacked;
-    std::set<std::uint64_t> settled_unsent;
-    std::vector<DeliveryToken> running;
-    std::uint64_t next_tag = 1;
-    auto now = AckLedger::Clock::now();
-    auto send = [&](const AckPlan& plan, std::set<std::uint64_t>& still_running) {
-      if (plan.multiple_up_to) {
-        for (std::uint64_t tag : broker_unacked) {
-          if (tag > *plan.multiple_up_to)
-            break;
-          ASSERT_EQ(still_running.count(tag), 0U) << "multiple ack covers running " << tag;
-          settled_unsent.erase(tag);
-        }
-        broker_unacked.erase(broker_unacked.begin(),
-                             broker_unacked.upper_bound(*plan.multiple_up_to));
-      }
-      for (std::uint64_t tag : plan.singles) {
-        ASSERT_EQ(still_running.count(tag), 0U);
-        ASSERT_EQ(broker_unacked.erase(tag), 1U) << "single ack of " << tag << " sent twice";
-        settled_unsent.erase(tag);
-      }
-    };
-    for (int batch = 0; batch < 30; ++batch) {
-      const int deliveries = std::uniform_int_distribution<int>(0, 6)(random);
-      for (int i = 0; i < deliveries; ++i) {
-        running.push_back(ledger.delivered(0, next_tag));
-        broker_unacked.insert(next_tag++);
-      }
-      std::shuffle(running.begin(), running.end(), random);
-      const std::size_t settles =
-          std::uniform_int_distribution<std::size_t>(0, running.size())(random);
-      for (std::size_t i = 0; i < settles; ++i) {
-        const DeliveryToken token = running.back();
-        running.pop_back();
-        ASSERT_EQ(ledger.settle(token, SettleAction::ack), Verdict::held);
-        settled_unsent.insert(token.tag);
-      }
-      now += std::chrono::microseconds(std::uniform_int_distribution<int>(0, 1500)(random));
-      std::set<std::uint64_t> still_running;
-      for (const auto& token : running)
-        still_running.insert(token.tag);
-      send(ledger.take_acks(0, now), still_running);
-      ASSERT_LE(settled_unsent.size(), may_hold) << "round " << round << ", batch " << batch;
-    }
-    std::set<std::uint64_t> still_running;
-    for (const auto& token : running)
-      still_running.insert(token.tag);
-    send(ledger.take_acks(0, now, true), still_running);
-    ASSERT_TRUE(settled_unsent.empty());
-    ASSERT_EQ(broker_unacked, still_running) << "round " << round;
-  }
 }
 
 // Delivery::stale() asks from worker threads while the I/O thread moves incarnations on.
