@@ -79,12 +79,18 @@ void PacketWriter::end_encoded(std::size_t at) {
   }
   // It did not fit what the batch had left: out again, and added as add() would have.
   std::string frame(batch, at + kLength);
+  abandon_encoded(at);
+  last_is_batch_ = false;
+  add(frame);
+}
+
+void PacketWriter::abandon_encoded(std::size_t at) noexcept {
+  std::string& batch = packets_[used_ - 1];
   batch.resize(at);
   if (batch.size() == 1) {  // the batch held only this frame
     --used_;
+    last_is_batch_ = false;
   }
-  last_is_batch_ = false;
-  add(frame);
 }
 
 void PacketWriter::clear() noexcept {

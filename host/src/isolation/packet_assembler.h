@@ -37,12 +37,16 @@ class PacketWriter {
   void add(std::string_view frame);
   // Adds the frame ENCODE writes (encode(FrameWriter&)), written straight into the batch packet
   // being filled: no copy of it, and no buffer of its own.
+  // An ENCODE that throws adds nothing: the packet is as it was.
   template <class Encode>
   void add_encoded(Encode&& encode) {
     const std::size_t at = begin_encoded();
-    {
+    try {
       FrameWriter out(packets_[used_ - 1]);
       encode(out);
+    } catch (...) {
+      abandon_encoded(at);
+      throw;
     }
     end_encoded(at);
   }
@@ -56,6 +60,7 @@ class PacketWriter {
   std::string& open_batch(std::size_t frame_size);  // the batch a frame that size goes into
   std::size_t begin_encoded();                      // where the frame's length goes
   void end_encoded(std::size_t at);
+  void abandon_encoded(std::size_t at) noexcept;
 
   std::vector<std::string> packets_;  // [0, used_) are this writer's packets; the rest spare
   std::size_t used_ = 0;

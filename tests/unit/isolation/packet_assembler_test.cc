@@ -144,6 +144,22 @@ TEST(PacketWriter, EncodedFramesPastABatchOrAPacket_GoWhereAddWouldPutThem) {
   EXPECT_EQ(frames_of(writer), (std::vector<std::string>{"a", nearly_full, "b", large, "c"}));
 }
 
+TEST(PacketWriter, AnEncodingThatThrows_LeavesThePacketsAsTheyWere) {
+  PacketWriter writer;
+  add_encoded_bytes(writer, "kept");
+  const auto throwing = [](FrameWriter& out) {
+    out.u32(7);
+    throw FrameError("a field too large");
+  };
+  EXPECT_THROW(writer.add_encoded(throwing), FrameError);
+  add_encoded_bytes(writer, "after");
+  EXPECT_EQ(frames_of(writer), (std::vector<std::string>{"kept", "after"}));
+
+  PacketWriter empty;
+  EXPECT_THROW(empty.add_encoded(throwing), FrameError);
+  EXPECT_TRUE(empty.empty()) << "a batch opened for the frame alone is dropped";
+}
+
 TEST(PacketWriter, Cleared_ItsBuffersServeTheNextFramesWithNothingOfTheOld) {
   PacketWriter writer;
   for (int i = 0; i < 100; ++i)

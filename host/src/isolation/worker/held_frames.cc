@@ -8,7 +8,12 @@ namespace warren::isolation {
 
 void HeldFrames::keep(const Frame& frame, bool outcome) {
   stable_.store(false);  // the packet being filled may move
-  packets_.add_encoded([&](FrameWriter& out) { encode_to(frame, out); });
+  try {
+    packets_.add_encoded([&](FrameWriter& out) { encode_to(frame, out); });
+  } catch (...) {
+    stable_.store(true);  // the packets are as they were
+    throw;
+  }
   stable_.store(true);
   if (outcome)
     ++outcomes_;
