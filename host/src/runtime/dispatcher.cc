@@ -107,6 +107,9 @@ void Dispatcher::deliver_all(std::vector<std::unique_ptr<transport::Delivery>>& 
 void Dispatcher::run_thread(std::size_t thread,
                             std::shared_ptr<observability::LoopHeartbeat> heartbeat) {
   const std::unique_ptr<HandlerLane> lane = runner_.lane(thread);
+  const bool windowed = window_ > 1 && lane->takes_a_window();
+  if (windowed)
+    inbox_.set_taken_together(window_);
   for (;;) {
     if (heartbeat)
       heartbeat->tick();
@@ -119,8 +122,7 @@ void Dispatcher::run_thread(std::size_t thread,
         break;
       continue;
     }
-    if (window_ > 1 && lane->takes_a_window()) {
-      inbox_.set_taken_together(window_);
+    if (windowed) {
       auto first = inbox_.pop_up_to(window_, kIdleTick);
       if (first.empty()) {
         if (inbox_.closed())
