@@ -47,6 +47,18 @@ TEST(PacketAssembler, EmptyPacketsAndUnknownMarkers_AreRefused) {
   EXPECT_THROW(assembler.add("\x05zz"), FrameError);
 }
 
+// Every frame in order, out of the writer's packets.
+std::vector<std::string> frames_of(const PacketWriter& writer) {
+  PacketAssembler assembler;
+  std::vector<std::string> frames;  // copied at once: a view lasts until the next add_all
+  for (const std::string& packet : writer.packets()) {
+    std::vector<std::string_view> views;
+    assembler.add_all(packet, views);
+    frames.insert(frames.end(), views.begin(), views.end());
+  }
+  return frames;
+}
+
 TEST(PacketWriter, SmallFrames_ShareOnePacket_AndComeBackInOrder) {
   PacketWriter writer;
   writer.add("first");
@@ -69,14 +81,7 @@ TEST(PacketWriter, ALargeFrameAmongSmallOnes_TravelsCutAndAlone_OrderKept) {
   writer.add("b");
   writer.add("c");
   ASSERT_EQ(writer.packets().size(), 4u) << "a | large in two | b c";
-  PacketAssembler assembler;
-  std::vector<std::string> frames;  // copied at once: a view lasts until the next add_all
-  for (const std::string& packet : writer.packets()) {
-    std::vector<std::string_view> views;
-    assembler.add_all(packet, views);
-    frames.insert(frames.end(), views.begin(), views.end());
-  }
-  EXPECT_EQ(frames, (std::vector<std::string>{"a", large, "b", "c"}));
+  EXPECT_EQ(frames_of(writer), (std::vector<std::string>{"a", large, "b", "c"}));
 }
 
 TEST(PacketWriter, ManySmallFrames_FillPacketsUpToThePayload) {
@@ -94,18 +99,6 @@ TEST(PacketWriter, ManySmallFrames_FillPacketsUpToThePayload) {
   EXPECT_EQ(frames.size(), 200u);
   writer.clear();
   EXPECT_TRUE(writer.empty());
-}
-
-// Every frame in order, out of the writer's packets.
-std::vector<std::string> frames_of(const PacketWriter& writer) {
-  PacketAssembler assembler;
-  std::vector<std::string> frames;
-  for (const std::string& packet : writer.packets()) {
-    std::vector<std::string_view> views;
-    assembler.add_all(packet, views);
-    frames.insert(frames.end(), views.begin(), views.end());
-  }
-  return frames;
 }
 
 // Writes BYTES as a frame through add_encoded.
