@@ -123,9 +123,9 @@ set(CPACK_STRIP_FILES ON)  # the binary and plugins without their debug info
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME warren)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)  # Depends from dpkg-shlibdeps
-# passwd: useradd, in postinst. libpq5: loaded with dlopen when PostgreSQL is configured
-# (host/src/outbox/libpq_api.h), so dpkg-shlibdeps cannot see it.
-set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "passwd, libpq5")
+# passwd: useradd, in postinst. libpq5 and libsqlite3-0: loaded with dlopen when PostgreSQL or a
+# SQLite queue is configured (host/src/system_library), so dpkg-shlibdeps cannot see them.
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "passwd, libpq5, libsqlite3-0")
 string(CONCAT CPACK_DEBIAN_RUNTIME_DESCRIPTION
     "Worker host for message-consumer plugins\n"
     "Warren consumes RabbitMQ queues for handlers written as .so plugins against a small C++ SDK,\n"
@@ -139,10 +139,10 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME warren-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
-# The harness links the host's config loader (toml++) and plugin loader (Boost.DLL over
-# Boost.Filesystem): find_package(Warren) looks for both (WarrenConfig.cmake.in).
+# The harness links the host's config loader (toml++) and plugin loader (Boost.DLL, header-only
+# over std::filesystem): find_package(Warren) looks for both (WarrenConfig.cmake.in).
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
-    "warren (= ${PROJECT_VERSION}), libtomlplusplus-dev, libboost-filesystem-dev (>= 1.74)")
+    "warren (= ${PROJECT_VERSION}), libtomlplusplus-dev, libboost-dev (>= 1.74)")
 set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS "cmake (>= 3.25), g++ (>= 4:12), libgtest-dev")
 string(CONCAT CPACK_DEBIAN_DEV_DESCRIPTION
     "Warren plugin SDK, test harness and CMake package\n"

@@ -164,9 +164,14 @@ def test_Packages_AreNamedAfterPackageVersionAndArchitecture(packages):
         assert deb.is_file(), f"cpack did not make {deb.name}: {sorted(p.name for p in deb.parent.iterdir())}"
         assert ok("dpkg-deb", "-f", str(deb), "Package").stdout.strip() == package
     # The SDK's testing library links the host's config loader (toml++) and plugin loader
-    # (Boost.DLL, Boost.Filesystem): a plugin's tests need their headers-only parts and libraries.
+    # (Boost.DLL, header-only over std::filesystem): a plugin's tests need their headers.
     assert ok("dpkg-deb", "-f", str(packages["warren-dev"]), "Depends").stdout.strip() == \
-        f"warren (= {env('WARREN_VERSION')}), libtomlplusplus-dev, libboost-filesystem-dev (>= 1.74)"
+        f"warren (= {env('WARREN_VERSION')}), libtomlplusplus-dev, libboost-dev (>= 1.74)"
+    # libpq and SQLite are opened with dlopen when used (host/src/system_library), so
+    # dpkg-shlibdeps cannot see them: the package names them itself.
+    runtime_depends = ok("dpkg-deb", "-f", str(packages["warren"]), "Depends").stdout
+    for library in ("libpq5", "libsqlite3-0"):
+        assert library in runtime_depends, f"warren does not depend on {library}: {runtime_depends}"
 
 
 def test_Warren_InstallsBinaryConffilePluginsUserStateDirAndUnits(packages):

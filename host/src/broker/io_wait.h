@@ -44,8 +44,9 @@ enum class PassEnd {
 };
 
 // Calls `on_frame` for every frame rabbitmq-c can give without blocking (heartbeats are
-// handled inside). A pass that reads no frame always asks the socket. Throws ConnectionLost
-// when the connection fails.
+// handled inside). A pass that reads no frame always asks the socket. A frame's memory is
+// recycled once `on_frame` returns: it copies what it keeps. Throws ConnectionLost when the
+// connection fails.
 template <class OnFrame>
 void read_available_frames(AmqpConnection& connection, PassEnd end, OnFrame&& on_frame);
 

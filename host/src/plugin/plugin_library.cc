@@ -52,10 +52,8 @@ class LoadedPluginLibrary final : public PluginLibrary {
 // RTLD_NOW: a missing symbol fails here, with a reason, rather than in a handler later.
 // RTLD_LOCAL: one plugin's symbols never satisfy another's.
 boost::dll::shared_library open_library(const fs::path& file) {
-  // Boost.DLL 1.74 can take std::filesystem paths when BOOST_DLL_USE_STD_FS is defined, but that
-  // changes the type of boost::dll::fs::path in every translation unit that includes Boost.DLL;
-  // converting here keeps the rest of the program free of that choice.
-  const boost::dll::fs::path native_path(file.native());
+  // boost::dll::fs is std::filesystem here (BOOST_DLL_USE_STD_FS, plugin/CMakeLists.txt).
+  const boost::dll::fs::path& native_path = file;
   boost::dll::fs::error_code error;
   ::dlerror();  // Forget any earlier failure so the text below is about this file.
   boost::dll::shared_library library(

@@ -1,9 +1,10 @@
 // See sqlite_connection.h.
 #include "queue/sqlite_connection.h"
 
-#include <sqlite3.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+
+#include "queue/sqlite_api.h"
 
 namespace warren::queue {
 namespace {
@@ -51,15 +52,16 @@ SqliteConnection::SqliteConnection(const SqliteOpenOptions& options)
     if (options.create)
       flags |= SQLITE_OPEN_CREATE;
   }
-  const int rc = sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr);
+  const int rc = sqlite().sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
-    const std::string reason = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
-    sqlite3_close(db_);
+    const std::string reason =
+        db_ != nullptr ? sqlite().sqlite3_errmsg(db_) : sqlite().sqlite3_errstr(rc);
+    sqlite().sqlite3_close(db_);
     db_ = nullptr;
     throw SqliteError("cannot open the queue database '" + path_.string() + "': " + reason, rc);
   }
-  sqlite3_extended_result_codes(db_, 1);
-  sqlite3_busy_handler(db_, &SqliteConnection::on_busy, this);
+  sqlite().sqlite3_extended_result_codes(db_, 1);
+  sqlite().sqlite3_busy_handler(db_, &SqliteConnection::on_busy, this);
   try {
     // Reading the journal mode also makes SQLite read the header: a file that is not a database
     // fails here, at open, rather than at the first claim.
@@ -68,10 +70,11 @@ SqliteConnection::SqliteConnection(const SqliteOpenOptions& options)
     exec(options.synchronous_full ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL");
     exec("PRAGMA foreign_keys = ON");
   } catch (const SqliteError& e) {
-    sqlite3_close(db_);
+    sqlite().sqlite3_close(db_);
     db_ = nullptr;
-    throw SqliteError("cannot open the queue database '" + path_.string() + "': " +
-                          sqlite3_errstr(e.code()) + writable_hint(path_, options.read_only),
+    throw SqliteError("cannot open the queue database '" + path_.string() +
+                          "': " + sqlite().sqlite3_errstr(e.code()) +
+                          writable_hint(path_, options.read_only),
                       e.code());
   }
 }
@@ -96,21 +99,21 @@ int SqliteConnection::on_busy(void* self, int attempt) {
 }
 
 SqliteConnection::~SqliteConnection() {
-  sqlite3_close_v2(db_);
+  sqlite().sqlite3_close_v2(db_);
 }
 
 void SqliteConnection::fail(int code, std::string_view what) const {
-  throw SqliteError(std::string(what) + " on '" + path_.string() + "': " + sqlite3_errmsg(db_),
-                    code);
+  throw SqliteError(
+      std::string(what) + " on '" + path_.string() + "': " + sqlite().sqlite3_errmsg(db_), code);
 }
 
 void SqliteConnection::exec(std::string_view sql) {
   const std::string text(sql);
   char* message = nullptr;
-  const int rc = sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &message);
+  const int rc = sqlite().sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &message);
   if (rc != SQLITE_OK) {
-    const std::string reason = message != nullptr ? message : sqlite3_errstr(rc);
-    sqlite3_free(message);
+    const std::string reason = message != nullptr ? message : sqlite().sqlite3_errstr(rc);
+    sqlite().sqlite3_free(message);
     throw SqliteError(text.substr(0, 60) + " on '" + path_.string() + "': " + reason, rc);
   }
 }
@@ -124,23 +127,24 @@ std::int64_t SqliteConnection::data_version() {
 }
 
 std::int64_t SqliteConnection::last_insert_rowid() const noexcept {
-  return sqlite3_last_insert_rowid(db_);
+  return sqlite().sqlite3_last_insert_rowid(db_);
 }
 
 int SqliteConnection::changes() const noexcept {
-  return sqlite3_changes(db_);
+  return sqlite().sqlite3_changes(db_);
 }
 
 Statement::Statement(SqliteConnection& connection, std::string_view sql)
     : connection_(&connection), sql_(sql) {
-  const int rc = sqlite3_prepare_v3(connection.handle(), sql_.data(), static_cast<int>(sql_.size()),
-                                    SQLITE_PREPARE_PERSISTENT, &statement_, nullptr);
+  const int rc =
+      sqlite().sqlite3_prepare_v3(connection.handle(), sql_.data(), static_cast<int>(sql_.size()),
+                                  SQLITE_PREPARE_PERSISTENT, &statement_, nullptr);
   if (rc != SQLITE_OK)
     connection.fail(rc, "preparing " + sql_.substr(0, 60));
 }
 
 Statement::~Statement() {
-  sqlite3_finalize(statement_);
+  sqlite().sqlite3_finalize(statement_);
 }
 
 Statement::Statement(Statement&& other) noexcept
@@ -149,22 +153,23 @@ Statement::Statement(Statement&& other) noexcept
 }
 
 Statement& Statement::bind(int index, std::int64_t value) {
-  sqlite3_bind_int64(statement_, index, value);
+  sqlite().sqlite3_bind_int64(statement_, index, value);
   return *this;
 }
 
 Statement& Statement::bind(int index, std::string_view text) {
-  sqlite3_bind_text64(statement_, index, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+  sqlite().sqlite3_bind_text64(statement_, index, text.data(), text.size(), SQLITE_TRANSIENT,
+                               SQLITE_UTF8);
   return *this;
 }
 
 Statement& Statement::bind_blob(int index, std::string_view bytes) {
-  sqlite3_bind_blob64(statement_, index, bytes.data(), bytes.size(), SQLITE_TRANSIENT);
+  sqlite().sqlite3_bind_blob64(statement_, index, bytes.data(), bytes.size(), SQLITE_TRANSIENT);
   return *this;
 }
 
 Statement& Statement::bind_null(int index) {
-  sqlite3_bind_null(statement_, index);
+  sqlite().sqlite3_bind_null(statement_, index);
   return *this;
 }
 
@@ -173,7 +178,7 @@ Statement& Statement::bind(int index, const std::optional<std::string>& text) {
 }
 
 bool Statement::step() {
-  const int rc = sqlite3_step(statement_);
+  const int rc = sqlite().sqlite3_step(statement_);
   if (rc == SQLITE_ROW)
     return true;
   if (rc == SQLITE_DONE) {
@@ -191,27 +196,27 @@ int Statement::run() {
 }
 
 void Statement::reset() noexcept {
-  sqlite3_reset(statement_);
-  sqlite3_clear_bindings(statement_);
+  sqlite().sqlite3_reset(statement_);
+  sqlite().sqlite3_clear_bindings(statement_);
 }
 
 bool Statement::is_null(int column) const {
-  return sqlite3_column_type(statement_, column) == SQLITE_NULL;
+  return sqlite().sqlite3_column_type(statement_, column) == SQLITE_NULL;
 }
 
 std::int64_t Statement::integer(int column) const {
-  return sqlite3_column_int64(statement_, column);
+  return sqlite().sqlite3_column_int64(statement_, column);
 }
 
 std::string Statement::text(int column) const {
-  const auto* data = sqlite3_column_text(statement_, column);
-  const int size = sqlite3_column_bytes(statement_, column);
+  const auto* data = sqlite().sqlite3_column_text(statement_, column);
+  const int size = sqlite().sqlite3_column_bytes(statement_, column);
   return data == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(data), size);
 }
 
 std::string Statement::blob(int column) const {
-  const void* data = sqlite3_column_blob(statement_, column);
-  const int size = sqlite3_column_bytes(statement_, column);
+  const void* data = sqlite().sqlite3_column_blob(statement_, column);
+  const int size = sqlite().sqlite3_column_bytes(statement_, column);
   return data == nullptr ? std::string() : std::string(static_cast<const char*>(data), size);
 }
 
