@@ -1,6 +1,8 @@
 // See ack_ledger.h.
 #include "broker/ack_ledger.h"
 
+#include <algorithm>
+
 namespace warren::broker {
 
 AckLedger::AckLedger(std::size_t channels)
@@ -35,6 +37,11 @@ AckLedger::Verdict AckLedger::settle(const DeliveryToken& token, SettleAction ac
 
 bool AckLedger::has_held_acks(std::size_t channel) const noexcept {
   return channel < count_ && !channels_[channel].held.empty();
+}
+
+std::size_t AckLedger::singles_to_hold(std::size_t prefetch, std::size_t settlers) noexcept {
+  const std::size_t ahead = settlers <= 1 ? 0 : prefetch - prefetch / settlers;
+  return std::max(prefetch / 4, ahead);
 }
 
 void AckLedger::hold_singles(std::size_t channel, std::size_t at_most) {

@@ -15,8 +15,9 @@
 // With several handlers on a channel (concurrency, or worker processes), one that finishes ahead
 // of another acks above the oldest unsettled delivery, and each such ack would be a frame of its
 // own that the broker's queue process handles alone. A channel may hold a few of them back
-// (hold_singles): up to a quarter of the prefetch, for at most kSinglesHeldFor, in the hope that
-// the oldest is settled meanwhile and one `multiple` ack then covers them all. They go out as
+// (hold_singles): up to what the other handlers may settle ahead of the oldest's
+// (singles_to_hold), for at most kSinglesHeldFor, in the hope that the oldest is settled
+// meanwhile and one `multiple` ack then covers them all. They go out as
 // singles when there would be more, when they are older than that, or when everything is flushed
 // (a cancel, a close). A held ack is only late: a host that dies with it held has its messages
 // redelivered, as it would a moment earlier.
@@ -54,6 +55,11 @@ class AckLedger {
 
   // `channel` may hold up to `at_most` acks above its oldest unsettled delivery (0: none).
   void hold_singles(std::size_t channel, std::size_t at_most);
+  // How many a channel of `prefetch` settled by `settlers` handlers side by side holds: what all
+  // but the oldest's handler may have settled ahead of it, (settlers - 1) / settlers of the
+  // prefetch (two worker processes each take a window of half the prefetch, and the one that
+  // finishes first would otherwise ack its whole window as singles), and a quarter at least.
+  static std::size_t singles_to_hold(std::size_t prefetch, std::size_t settlers) noexcept;
 
   std::size_t channels() const noexcept { return count_; }
 

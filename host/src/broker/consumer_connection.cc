@@ -40,8 +40,9 @@ ConsumerConnection::ConsumerConnection(ConsumerOptions options, const config::Co
     subscribers_.emplace_back(std::move(subscription), retry);
     subscribers_.back().server_named = queue != nullptr && queue->server_named;
     owned_by_connection_.push_back(queue != nullptr && owned_by_connection(*queue));
-    // A quarter of the prefetch: the broker still has three quarters to send meanwhile.
-    ledger_.hold_singles(subscribers_.size() - 1, subscribers_.back().subscription().prefetch / 4);
+    const transport::Subscription& added = subscribers_.back().subscription();
+    ledger_.hold_singles(subscribers_.size() - 1,
+                         AckLedger::singles_to_hold(added.prefetch, added.settlers));
   }
 }
 

@@ -217,6 +217,7 @@ transport::Subscription Host::start_dispatcher(Worker& worker, std::size_t& next
   subscription.worker = spec.name;
   subscription.queue = spec.queue;
   subscription.prefetch = options.prefetch;
+  subscription.settlers = static_cast<std::size_t>(std::max(1, options.concurrency));
   subscription.sink = worker.dispatcher.get();
   subscription.dead_letter_exchange = spec.dead_letter_exchange;
   return subscription;

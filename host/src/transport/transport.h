@@ -7,6 +7,7 @@
 // the standard library only, so that every transport and the runtime can depend on it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -60,6 +61,9 @@ struct Subscription {
   std::uint16_t prefetch = 20;
   DeliverySink* sink = nullptr;      // outlives the transport's consuming
   std::string dead_letter_exchange;  // where dead_letter settlements go ("" : the queue's DLX)
+  // How many handlers settle its deliveries side by side (the worker's concurrency, or its
+  // processes): how far ahead of the oldest unsettled delivery settlements may run.
+  std::size_t settlers = 1;
 };
 
 class TransportError : public std::runtime_error {

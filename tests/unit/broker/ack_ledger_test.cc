@@ -328,6 +328,39 @@ TEST(AckLedger, HoldingSingles_AnAckAboveTheOldestWaitsAndOneMultipleCoversThemA
   EXPECT_EQ(ledger.outstanding(0), 1U);
 }
 
+// How many are held: what the other handlers may settle ahead of the oldest's, so that two
+// worker processes, each with a window of half the prefetch, never ack a whole window as singles.
+TEST(AckLedger, SinglesToHold_AllButTheOldestHandlersShareAndAQuarterAtLeast) {
+  EXPECT_EQ(AckLedger::singles_to_hold(200, 1), 50U);   // one handler: a quarter
+  EXPECT_EQ(AckLedger::singles_to_hold(200, 2), 100U);  // the other process's whole window
+  EXPECT_EQ(AckLedger::singles_to_hold(200, 4), 150U);  // three windows of 50
+  EXPECT_EQ(AckLedger::singles_to_hold(20, 3), 14U);    // windows of 6, 7 and 7
+  EXPECT_EQ(AckLedger::singles_to_hold(20, 40), 20U);   // more handlers than the prefetch
+  EXPECT_EQ(AckLedger::singles_to_hold(1, 2), 1U);
+  EXPECT_EQ(AckLedger::singles_to_hold(0, 2), 0U);
+}
+
+// A second process's whole window settled ahead of the first's oldest is held, and one multiple
+// ack covers both windows once the oldest is settled.
+TEST(AckLedger, HoldingSingles_AWholeWindowAheadOfTheOldestWaitsForIt) {
+  AckLedger ledger(1);
+  ledger.hold_singles(0, AckLedger::singles_to_hold(20, 2));
+  auto tokens = deliver(ledger, 0, 1, 20);
+  const auto start = AckLedger::Clock::now();
+  for (std::uint64_t tag = 11; tag <= 20; ++tag)
+    ledger.settle(tokens[tag], SettleAction::ack);
+  AckPlan plan = ledger.take_acks(0, start);
+  EXPECT_FALSE(plan.multiple_up_to.has_value());
+  EXPECT_TRUE(plan.singles.empty()) << plan.singles.size() << " singles sent";
+
+  for (std::uint64_t tag = 1; tag <= 10; ++tag)
+    ledger.settle(tokens[tag], SettleAction::ack);
+  plan = ledger.take_acks(0, start + std::chrono::milliseconds(1));
+  EXPECT_EQ(plan.multiple_up_to, 20U);
+  EXPECT_TRUE(plan.singles.empty());
+  EXPECT_EQ(ledger.outstanding(0), 0U);
+}
+
 TEST(AckLedger, HoldingSingles_TheyGoOutOnceTheHoldIsOver) {
   AckLedger ledger(1);
   ledger.hold_singles(0, 4);
