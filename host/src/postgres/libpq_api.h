@@ -10,6 +10,8 @@
 
 #include <libpq-fe.h>
 
+#include "system_library/optional_library.h"
+
 namespace warren::postgres {
 
 // Every libpq function Warren calls. X(name) for each, so that the list is written once.
@@ -44,9 +46,7 @@ namespace warren::postgres {
 // clang-format on
 
 struct LibpqApi {
-#define WARREN_LIBPQ_POINTER(name) decltype(&::name) name = nullptr;
-  WARREN_LIBPQ_FUNCTIONS(WARREN_LIBPQ_POINTER)
-#undef WARREN_LIBPQ_POINTER
+  WARREN_LIBPQ_FUNCTIONS(WARREN_OPTIONAL_POINTER)
 };
 
 // The loaded library (dlopen on the first call, from any thread; never unloaded). Throws

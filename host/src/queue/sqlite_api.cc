@@ -1,8 +1,6 @@
 // See sqlite_api.h.
 #include "queue/sqlite_api.h"
 
-#include "system_library/optional_library.h"
-
 namespace warren::queue {
 namespace {
 
@@ -11,10 +9,7 @@ SqliteApi load() {
                                                 "libsqlite3-0");
   const std::string too_old = "too old a SQLite (Warren needs 3.20 or later)";
   SqliteApi api;
-#define WARREN_SQLITE_LOOKUP(name) \
-  api.name = reinterpret_cast<decltype(api.name)>(library.symbol(#name, too_old));
-  WARREN_SQLITE_FUNCTIONS(WARREN_SQLITE_LOOKUP)
-#undef WARREN_SQLITE_LOOKUP
+  WARREN_SQLITE_FUNCTIONS(WARREN_OPTIONAL_LOOKUP)
   return api;
 }
 

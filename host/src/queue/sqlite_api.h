@@ -6,6 +6,8 @@
 
 #include <sqlite3.h>
 
+#include "system_library/optional_library.h"
+
 namespace warren::queue {
 
 // Every SQLite function Warren calls. X(name) for each, so that the list is written once.
@@ -39,9 +41,7 @@ namespace warren::queue {
 // clang-format on
 
 struct SqliteApi {
-#define WARREN_SQLITE_POINTER(name) decltype(&::name) name = nullptr;
-  WARREN_SQLITE_FUNCTIONS(WARREN_SQLITE_POINTER)
-#undef WARREN_SQLITE_POINTER
+  WARREN_SQLITE_FUNCTIONS(WARREN_OPTIONAL_POINTER)
 };
 
 // The loaded library (dlopen on the first call, from any thread; never unloaded). Throws

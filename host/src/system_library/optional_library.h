@@ -27,3 +27,11 @@ class OptionalLibrary {
 };
 
 }  // namespace warren::system_library
+
+// For an X-macro list of a library's functions, LIST(X): a pointer member per function, typed by
+// the header compiled against (`struct Api { LIST(WARREN_OPTIONAL_POINTER) };`), and the lookup
+// of each (`LIST(WARREN_OPTIONAL_LOOKUP)`, where `api` is the struct being filled, `library` the
+// OptionalLibrary and `too_old` what a missing function means).
+#define WARREN_OPTIONAL_POINTER(function) decltype(&::function) function = nullptr;
+#define WARREN_OPTIONAL_LOOKUP(function) \
+  api.function = reinterpret_cast<decltype(api.function)>(library.symbol(#function, too_old));
