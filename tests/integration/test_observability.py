@@ -228,6 +228,20 @@ def test_LiveMetrics_AfterEveryOutcome_PassPromtoolCheckMetrics(start_host, brok
     assert host.running()
 
 
+def test_ARabbitMqHost_MapsNoLibraryItDoesNotUse(start_host, broker, topology, record_file):
+    """Issue 17: a mapped library costs every host its resident pages whether or not it is
+    called. SQLite and libpq are opened on first use, spdlog is compiled in and Boost.DLL runs
+    over std::filesystem, so a RabbitMQ host that handled a message maps none of them."""
+    host = start_host(host_config(topology, record_file))
+    broker.publish_many("", topology.work_queue, 1, prefix="ack", headers=action("ack"))
+    record_file.wait_for_count(1, timeout=60)
+    with open(f"/proc/{host.pid}/maps") as maps:
+        mapped = {line.split()[-1] for line in maps if "/" in line}
+    for library in ("libsqlite3.so", "libpq.so", "libspdlog.so", "libboost_filesystem.so"):
+        assert not [path for path in mapped if library in path], f"{library} is mapped"
+    assert [path for path in mapped if "librabbitmq.so" in path], "the maps were not read"
+
+
 # ---- 2. a real Prometheus ---------------------------------------------------------------------
 # slow: under ASan, /metrics is served and checked by test_LiveMetrics (promtool).
 @pytest.mark.slow
