@@ -78,6 +78,10 @@ class ConsumerConnection final : private IoLoop {
   // ends in a lost connection), so that the deliveries of one pass can be handed over together.
   // Set before start().
   void on_read_pass_end(std::function<void()> callback) { on_read_pass_end_ = std::move(callback); }
+  // Before start(): the I/O thread's work between turns (io_loop.h), and whether the turn running
+  // now (the pass that just ended) runs on the stand-in, which does not help.
+  using IoLoop::set_helper;
+  using IoLoop::standing_in;
 
   // Starts the I/O thread and waits for the first connection and setup (up to the connect
   // timeout). Throws TopologyError when the broker refuses the topology. When the broker is

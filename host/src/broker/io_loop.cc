@@ -20,6 +20,12 @@ using Clock = std::chrono::steady_clock;
 // wake-up interval, so this is a thread stuck in a library call).
 constexpr auto kLoopStallAllowance = std::chrono::seconds(10);
 
+// The stand-in (LoopHelper) looks at the lends this often, and takes the loop over one it saw at
+// two looks in a row: a helper away from the loop longer than one or two ticks. After this many
+// ticks without a lend it sleeps until the next (an idle host does not tick).
+constexpr auto kStandInTick = std::chrono::milliseconds(2);
+constexpr int kStandInParkAfter = 250;
+
 std::size_t endpoint_count(const IoLoopOptions& options, const IoLoopNames& names) {
   if (options.endpoints.empty())
     throw std::invalid_argument(names.loop + ": no broker endpoint to connect to");
@@ -76,37 +82,134 @@ std::chrono::milliseconds IoLoop::schedule_reconnect() {
 }
 
 void IoLoop::run() {
-  const auto interval = wakeup_interval_;
+  std::unique_lock role(role_mutex_);
   while (!stopping_.load() && !finished_) {
-    if (heartbeat_)
-      heartbeat_->tick();
-    service_commands();
-    if (finished_)
+    const TurnEnd end = serve();
+    if (end == TurnEnd::leave)
       break;
-    if (!connection_) {
-      if (wants_connection() && Clock::now() >= next_connect_attempt_)
-        connect();
-      if (!connection_) {
-        if (wait(interval).wakeup)
-          wakeup_.drain();
-        continue;
-      }
-    }
-    try {
-      service_connection();
-    } catch (const ConnectionLost& e) {
-      on_connection_lost(e.what());
-      continue;
-    }
-    const IoReady ready = wait(interval);
-    if (ready.wakeup)
-      wakeup_.drain();
-    socket_ready_ = ready.socket;
+    // Also after a lost connection: what the pass read before it was lost waits for the help.
+    if (helper_ != nullptr && helper_->begin_help())
+      help_with_loop_lent(role);
+    if (stopping_.load() || finished_)
+      break;
+    rest(end);
   }
   on_loop_exit();
   drop_connection();
   if (heartbeat_)
     heartbeat_->retire();
+  role.unlock();
+  stop_stand_in();
+}
+
+IoLoop::TurnEnd IoLoop::serve() {
+  if (heartbeat_)
+    heartbeat_->tick();
+  service_commands();
+  if (finished_)
+    return TurnEnd::leave;
+  if (!connection_) {
+    if (wants_connection() && Clock::now() >= next_connect_attempt_)
+      connect();
+    if (!connection_)
+      return TurnEnd::wait_unconnected;
+  }
+  try {
+    service_connection();
+  } catch (const ConnectionLost& e) {
+    on_connection_lost(e.what());
+    return TurnEnd::again;
+  }
+  return TurnEnd::wait_connected;
+}
+
+void IoLoop::rest(TurnEnd end) {
+  if (end == TurnEnd::again || end == TurnEnd::leave)
+    return;
+  const IoReady ready = wait(wakeup_interval_);
+  if (ready.wakeup)
+    wakeup_.drain();
+  if (end == TurnEnd::wait_connected)
+    socket_ready_ = ready.socket;
+}
+
+void IoLoop::help_with_loop_lent(std::unique_lock<std::mutex>& role) {
+  if (!stand_in_thread_.joinable())
+    stand_in_thread_ = std::thread([this] { stand_in(); });
+  lends_.fetch_add(1);
+  lent_.store(true);
+  if (stand_in_parked_.load()) {
+    std::lock_guard lock(stand_in_mutex_);
+    stand_in_cv_.notify_one();
+  }
+  role.unlock();
+  helper_->help([this] { return covering_.load(std::memory_order_relaxed); });
+  lent_.store(false);
+  // A stand-in covering may be asleep in its poll: cut it short. (It sets covering_ before it
+  // looks at lent_, this thread clears lent_ before it looks at covering_: one of the two sees
+  // the other.)
+  if (covering_.load())
+    wakeup_.signal();
+  role.lock();
+}
+
+void IoLoop::stand_in() {
+  std::uint64_t seen = 0;  // the lend seen at the last tick
+  int quiet_ticks = 0;
+  std::unique_lock lock(stand_in_mutex_);
+  while (!stand_in_stop_) {
+    if (!lent_.load()) {
+      seen = 0;
+      if (++quiet_ticks < kStandInParkAfter) {
+        stand_in_cv_.wait_for(lock, kStandInTick, [this] { return stand_in_stop_; });
+        continue;
+      }
+      // No help for a while (an idle host): sleep until the next lend wakes it.
+      stand_in_parked_.store(true);
+      stand_in_cv_.wait(lock, [this] { return stand_in_stop_ || lent_.load(); });
+      stand_in_parked_.store(false);
+    }
+    quiet_ticks = 0;
+    const std::uint64_t lend = lends_.load();
+    if (lend != seen) {
+      seen = lend;
+      stand_in_cv_.wait_for(lock, kStandInTick, [this] { return stand_in_stop_; });
+      continue;
+    }
+    // The same lend a whole tick later: take the loop over until the helper is back.
+    lock.unlock();
+    cover_for_helper();
+    lock.lock();
+  }
+}
+
+void IoLoop::cover_for_helper() {
+  std::unique_lock role(role_mutex_, std::try_to_lock);
+  if (!role.owns_lock())
+    return;  // the I/O thread is back already
+  covering_.store(true);
+  if (lent_.load() && !stopping_.load() && !finished_) {
+    standing_in_ = true;
+    helper_->stood_in();
+    while (lent_.load() && !stopping_.load() && !finished_) {
+      const TurnEnd end = serve();
+      if (end == TurnEnd::leave || !lent_.load())
+        break;
+      rest(end);
+    }
+    standing_in_ = false;
+  }
+  covering_.store(false);
+}
+
+void IoLoop::stop_stand_in() {
+  {
+    std::lock_guard lock(stand_in_mutex_);
+    stand_in_stop_ = true;
+  }
+  stand_in_cv_.notify_all();
+  if (stand_in_thread_.joinable())
+    stand_in_thread_.join();
 }
 
 IoReady IoLoop::wait(std::chrono::milliseconds interval) {

@@ -17,6 +17,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -34,6 +37,24 @@
 #include "transport/backoff.h"
 
 namespace warren::broker {
+
+// Work the I/O thread does between its turns (issue 17: running handlers itself, which costs
+// less than a hand-over to another thread). Meanwhile the loop is lent: a stand-in thread takes
+// it over when the help has lasted longer than a tick (a few milliseconds), so that heartbeats,
+// settlements and other channels' deliveries wait no longer than that, and gives it back when the
+// help is done. Only one of the two threads runs turns at a time; the stand-in never helps.
+class LoopHelper {
+ public:
+  virtual ~LoopHelper() = default;
+  // After a turn, on the I/O thread, with the loop still held: whether there is help to give.
+  virtual bool begin_help() = 0;
+  // Then, with the loop lent: gives it. `enough()` turns true once the stand-in has taken the
+  // loop over; the helper should then stop at the next chance.
+  virtual void help(const std::function<bool()>& enough) = 0;
+  // On the stand-in, as it takes the loop over: whatever waits for the helper should be woken
+  // for other threads to take.
+  virtual void stood_in() = 0;
+};
 
 // What both connections are given (ConsumerOptions and PublisherOptions add their own).
 struct IoLoopOptions {
@@ -74,6 +95,10 @@ class IoLoop {
   bool stop_requested() const noexcept { return stopping_.load(); }
   // Shared with the subclass's WakeupQueue: a push wakes the loop.
   Wakeup& wakeup() noexcept { return wakeup_; }
+  // Before start_loop(); `helper` outlives the loop (LoopHelper above).
+  void set_helper(LoopHelper* helper) noexcept { helper_ = helper; }
+  // Whether the turn running now runs on the stand-in (its deliveries go to other threads).
+  bool standing_in() const noexcept { return standing_in_; }
 
   // From any thread: unblocks a thread stuck in a socket call on the current connection when
   // `still_stuck()` holds, checked while no other thread can swap the connection.
@@ -137,7 +162,20 @@ class IoLoop {
   virtual void on_loop_exit() = 0;
 
  private:
+  // How a turn ended: leave the loop, turn again at once, or wait for the socket or a wake-up
+  // (`wait_connected`: the socket's readiness counts for the next read).
+  enum class TurnEnd { leave, again, wait_unconnected, wait_connected };
   void run();
+  // One turn, up to the wait; then rest() waits.
+  TurnEnd serve();
+  void rest(TurnEnd end);
+  // The I/O thread's help (LoopHelper), with the loop lent to the stand-in meanwhile; `role`
+  // is the loop's role, held before and after.
+  void help_with_loop_lent(std::unique_lock<std::mutex>& role);
+  // The stand-in thread: watches the lends, takes the loop over one that lasted a tick.
+  void stand_in();
+  void cover_for_helper();
+  void stop_stand_in();
   // Polls (io_wait.h) up to `interval`, not at all when commands are waiting.
   IoReady wait(std::chrono::milliseconds interval);
   void connect();
@@ -164,6 +202,20 @@ class IoLoop {
   bool socket_ready_ = true;  // the last wait_for_io() found the socket readable
 
   std::thread thread_;
+
+  // Helping (LoopHelper). The role: held by whichever thread runs turns, which makes the I/O
+  // thread state above the stand-in's while it covers.
+  LoopHelper* helper_ = nullptr;
+  std::mutex role_mutex_;
+  bool standing_in_ = false;            // role state
+  std::atomic<bool> lent_{false};       // the I/O thread is helping; the role is free to take
+  std::atomic<std::uint64_t> lends_{0};  // lends so far: a lend the stand-in saw twice is long
+  std::atomic<bool> covering_{false};    // the stand-in holds the role during a lend
+  std::mutex stand_in_mutex_;
+  std::condition_variable stand_in_cv_;
+  std::atomic<bool> stand_in_parked_{false};  // asleep until the next lend
+  bool stand_in_stop_ = false;                // under stand_in_mutex_
+  std::thread stand_in_thread_;                // started at the first lend
 };
 
 }  // namespace warren::broker

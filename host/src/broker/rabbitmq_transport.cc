@@ -1,6 +1,8 @@
 // See rabbitmq_transport.h.
 #include "broker/rabbitmq_transport.h"
 
+#include <algorithm>
+
 #include "broker/amqp_table.h"
 #include "broker/delay_levels.h"
 #include "broker/wire_properties.h"
@@ -97,6 +99,7 @@ void RabbitMqTransport::start(const std::vector<transport::Subscription>& subscr
       metrics_, health_);
   unhanded_ = std::vector<std::vector<std::unique_ptr<transport::Delivery>>>(subscriptions.size());
   consumer_->on_read_pass_end([this] { hand_over(); });
+  consumer_->set_helper(this);
   consumer_->start();
 }
 
@@ -146,10 +149,40 @@ void RabbitMqTransport::on_delivery(const DeliveryToken& token, transport::Inbou
 }
 
 void RabbitMqTransport::hand_over() {
+  // The stand-in does not help: what it reads goes to the sinks' own threads.
+  const bool helper_follows = !consumer_->standing_in();
   for (std::size_t index = 0; index < unhanded_.size(); ++index) {
-    if (!unhanded_[index].empty())
-      subscriptions_[index].sink->deliver_all(unhanded_[index]);
+    if (unhanded_[index].empty())
+      continue;
+    transport::DeliverySink& sink = *subscriptions_[index].sink;
+    if (!helper_follows) {
+      sink.deliver_all(unhanded_[index]);
+    } else if (sink.deliver_all_to_helper(unhanded_[index]) &&
+               std::find(to_help_.begin(), to_help_.end(), index) == to_help_.end()) {
+      to_help_.push_back(index);
+    }
   }
+}
+
+bool RabbitMqTransport::begin_help() {
+  helping_.swap(to_help_);
+  to_help_.clear();
+  return !helping_.empty();
+}
+
+void RabbitMqTransport::help(const std::function<bool()>& enough) {
+  for (const std::size_t index : helping_) {
+    transport::DeliverySink& sink = *subscriptions_[index].sink;
+    if (enough())
+      sink.wake_takers();  // its own threads take what it queued for the helper
+    else
+      sink.help(enough);
+  }
+}
+
+void RabbitMqTransport::stood_in() {
+  for (const std::size_t index : helping_)
+    subscriptions_[index].sink->wake_takers();
 }
 
 void RabbitMqTransport::settle(const Delivery& delivery, const transport::Settlement& settlement,

@@ -33,7 +33,10 @@
 
 namespace warren::broker {
 
-class RabbitMqTransport final : public transport::Transport {
+// The consuming I/O thread runs fast handlers itself (LoopHelper, issue 17): at the end of a read
+// pass it hands each sink its deliveries with deliver_all_to_helper(), and after the turn it
+// helps the sinks that took them that way.
+class RabbitMqTransport final : public transport::Transport, private LoopHelper {
  public:
   RabbitMqTransport(const config::Config& config, observability::Metrics* metrics,
                     observability::Health* health);
@@ -59,6 +62,10 @@ class RabbitMqTransport final : public transport::Transport {
   // The deliveries read in one pass over the socket, to each worker's sink at once: one lock and
   // one wake-up of its dispatcher for all of them, not one per message (issue 17).
   void hand_over();
+  // LoopHelper.
+  bool begin_help() override;
+  void help(const std::function<bool()>& enough) override;
+  void stood_in() override;
   // `wake` false (Delivery::settle_soon): an ack or requeue leaves the I/O thread asleep.
   void settle(const Delivery& delivery, const transport::Settlement& settlement, bool wake = true);
   // True (and the settlement dropped, logged) when the delivery's connection is gone.
@@ -76,6 +83,10 @@ class RabbitMqTransport final : public transport::Transport {
   std::vector<transport::Subscription> subscriptions_;
   // Per subscription: deliveries read in the current pass, not yet handed over (I/O thread only).
   std::vector<std::vector<std::unique_ptr<transport::Delivery>>> unhanded_;
+  // Subscriptions whose sinks took deliveries for the helper: this turn's (I/O thread), and
+  // those of the help under way (begin_help(): the helper's, and the stand-in's to wake).
+  std::vector<std::size_t> to_help_;
+  std::vector<std::size_t> helping_;
   std::unique_ptr<PublisherConnection> publisher_;
   std::unique_ptr<ConsumerConnection> consumer_;
   std::unique_ptr<RequeueBackoff> requeue_backoff_;  // made by start()

@@ -1,6 +1,12 @@
 // A bounded multi-producer multi-consumer queue: the seed's Channel<T> with FullMode.Wait.
 // push() waits while full; pop() waits while empty; close() wakes everyone: pushes then fail and
 // pops drain what is left, then return std::nullopt.
+//
+// Permits (issue 17): takers that may number more than the items allowed to run at once (the
+// dispatcher's threads and the transport's reading thread, which helps) take an item together
+// with one of `count` numbered permits, under the queue's lock, and give the permit back when
+// the item is done. So at most `count` items are out at once, and with one permit they are done
+// one at a time in the order pushed, whichever taker takes each.
 #pragma once
 
 #include <atomic>
@@ -9,6 +15,7 @@
 #include <cstddef>
 #include <deque>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <vector>
 
@@ -61,6 +68,68 @@ class BoundedQueue {
       not_empty_.notify_all();
     }
     return pushed;
+  }
+
+  // Pushes every item as push_all() does, but wakes nobody: the caller takes them itself next
+  // (try_pop_with_permit) and calls wake_if_takeable() for what it leaves.
+  template <class Container>
+  std::size_t push_all_quietly(Container& items) {
+    std::lock_guard lock(mutex_);
+    std::size_t pushed = 0;
+    for (auto& item : items) {
+      if (closed_ || items_.size() >= capacity_)
+        break;
+      items_.push_back(std::move(item));
+      ++pushed;
+    }
+    queued_.store(items_.size(), std::memory_order_release);
+    return pushed;
+  }
+
+  // Before any taker: items are taken with one of `count` permits (see above), numbered 0 to
+  // count - 1 (a dispatcher's crash journal slots).
+  void set_permits(std::size_t count) {
+    std::lock_guard lock(mutex_);
+    free_permits_.resize(count == 0 ? 1 : count);
+    std::iota(free_permits_.rbegin(), free_permits_.rend(), std::size_t{0});  // 0 taken first
+  }
+
+  struct Permitted {
+    T item;
+    std::size_t permit;
+  };
+  // Waits up to `timeout` for an item and a free permit together; std::nullopt on timeout, or
+  // when closed and no item can be taken.
+  template <class Rep, class Period>
+  std::optional<Permitted> pop_with_permit_for(std::chrono::duration<Rep, Period> timeout) {
+    if (queued_.load(std::memory_order_acquire) == 0 && spin_advisor_.should_spin()) {
+      spin_advisor_.record(
+          transport::spin_until([&] { return queued_.load(std::memory_order_acquire) > 0; }));
+    }
+    std::unique_lock lock(mutex_);
+    not_empty_.wait_for(lock, timeout, [&] { return closed_ || takeable(); });
+    return take_with_permit();
+  }
+  // The same without waiting.
+  std::optional<Permitted> try_pop_with_permit() {
+    if (queued_.load(std::memory_order_acquire) == 0)
+      return std::nullopt;
+    std::lock_guard lock(mutex_);
+    return take_with_permit();
+  }
+  // The item taken with `permit` is done: another taker may take one with it. `wake` false: a
+  // taker asleep for want of a permit stays asleep (the caller takes the next item itself).
+  void return_permit(std::size_t permit, bool wake = true) {
+    std::lock_guard lock(mutex_);
+    free_permits_.push_back(permit);
+    if (wake && !items_.empty())
+      not_empty_.notify_one();
+  }
+  // Wakes a sleeping taker when an item and a permit are both there (after push_all_quietly()).
+  void wake_if_takeable() {
+    std::lock_guard lock(mutex_);
+    if (takeable())
+      not_empty_.notify_all();
   }
 
   // Waits up to `timeout`; std::nullopt on timeout or when closed and drained.
@@ -139,6 +208,19 @@ class BoundedQueue {
   std::size_t queued() const noexcept { return queued_.load(std::memory_order_acquire); }
 
  private:
+  bool takeable() const { return !items_.empty() && !free_permits_.empty(); }
+  // Under the lock.
+  std::optional<Permitted> take_with_permit() {
+    if (!takeable())
+      return std::nullopt;
+    Permitted taken{std::move(items_.front()), free_permits_.back()};
+    items_.pop_front();
+    free_permits_.pop_back();
+    queued_.store(items_.size(), std::memory_order_release);
+    not_full_.notify_one();
+    return taken;
+  }
+
   const std::size_t capacity_;
   mutable std::mutex mutex_;
   std::condition_variable not_empty_;
@@ -147,6 +229,7 @@ class BoundedQueue {
   std::atomic<std::size_t> queued_{0};  // items_.size(), readable without the lock
   std::atomic<std::size_t> taken_together_{1};
   transport::SpinAdvisor spin_advisor_;
+  std::vector<std::size_t> free_permits_;  // set_permits(): those not out with an item
   bool closed_ = false;
 };
 

@@ -22,6 +22,11 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kIdleTick = std::chrono::milliseconds(500);
 constexpr auto kHandlerAllowance = std::chrono::minutes(5);
 
+// Handlers that ran this long on average, lately, are left to the dispatcher's threads: the
+// reading thread would run them one at a time, away from the socket (help()). A hand-over costs
+// a few microseconds of CPU (issue 17), so a handler well above that gains little from help.
+constexpr std::int64_t kQuickHandlerNs = 25'000;
+
 warren_str abi(const std::string& s) {
   return warren_str{s.data(), s.size()};
 }
@@ -41,7 +46,8 @@ Dispatcher::Dispatcher(DispatcherOptions options, const plugin::HandlerInstance&
       window_(std::max<std::size_t>(
           1, options_.prefetch / static_cast<std::size_t>(std::max(1, options_.concurrency)))),
       quiet_limit_(std::max<std::size_t>(1, options_.prefetch / 4)),
-      inbox_(std::numeric_limits<std::size_t>::max()) {}
+      inbox_(std::numeric_limits<std::size_t>::max()),
+      permits_(true) {}
 
 Dispatcher::Dispatcher(DispatcherOptions options, HandlerRunner& runner, WorkerContext& worker,
                        transport::Publisher* publisher, observability::WorkerMetrics metrics,
@@ -55,7 +61,8 @@ Dispatcher::Dispatcher(DispatcherOptions options, HandlerRunner& runner, WorkerC
       window_(std::max<std::size_t>(
           1, options_.prefetch / static_cast<std::size_t>(std::max(1, options_.concurrency)))),
       quiet_limit_(std::max<std::size_t>(1, options_.prefetch / 4)),
-      inbox_(std::numeric_limits<std::size_t>::max()) {}
+      inbox_(std::numeric_limits<std::size_t>::max()),
+      permits_(false) {}
 
 Dispatcher::~Dispatcher() {
   inbox_.close();
@@ -63,6 +70,8 @@ Dispatcher::~Dispatcher() {
     if (thread.joinable())
       thread.join();
   }
+  std::unique_lock lock(exit_mutex_);
+  exit_cv_.wait(lock, [&] { return helpers_ == 0; });
 }
 
 void Dispatcher::start() {
@@ -70,6 +79,10 @@ void Dispatcher::start() {
   {
     std::lock_guard lock(exit_mutex_);
     running_threads_ = count;
+  }
+  if (permits_) {
+    inbox_.set_permits(static_cast<std::size_t>(count));
+    helper_lane_ = runner_.lane(static_cast<std::size_t>(count));
   }
   for (int i = 0; i < count; ++i) {
     std::shared_ptr<observability::LoopHeartbeat> heartbeat;
@@ -82,10 +95,14 @@ void Dispatcher::start() {
   }
 }
 
+void Dispatcher::count_received(std::size_t count) {
+  metrics_.received->Increment(static_cast<double>(count));
+  metrics_.in_flight->Increment(static_cast<double>(count));
+  in_flight_.fetch_add(count);
+}
+
 void Dispatcher::deliver(std::unique_ptr<transport::Delivery> delivery) {
-  metrics_.received->Increment();
-  metrics_.in_flight->Increment();
-  in_flight_.fetch_add(1);
+  count_received(1);
   if (!inbox_.push(delivery)) {
     // Draining: hand it straight back to the broker for another consumer.
     settle(*delivery, transport::Settlement::requeue());
@@ -94,14 +111,56 @@ void Dispatcher::deliver(std::unique_ptr<transport::Delivery> delivery) {
 
 void Dispatcher::deliver_all(std::vector<std::unique_ptr<transport::Delivery>>& deliveries) {
   const auto count = deliveries.size();
-  metrics_.received->Increment(static_cast<double>(count));
-  metrics_.in_flight->Increment(static_cast<double>(count));
-  in_flight_.fetch_add(count);
+  count_received(count);
   for (std::size_t i = inbox_.push_all(deliveries); i < count; ++i) {
     // Draining: hand it straight back to the broker for another consumer.
     settle(*deliveries[i], transport::Settlement::requeue());
   }
   deliveries.clear();
+}
+
+bool Dispatcher::handlers_are_quick() const noexcept {
+  return recent_handler_ns_.load(std::memory_order_relaxed) <= kQuickHandlerNs;
+}
+
+bool Dispatcher::deliver_all_to_helper(
+    std::vector<std::unique_ptr<transport::Delivery>>& deliveries) {
+  if (!helper_lane_ || !handlers_are_quick() || stop_requested_.load()) {
+    deliver_all(deliveries);
+    return false;
+  }
+  const auto count = deliveries.size();
+  count_received(count);
+  for (std::size_t i = inbox_.push_all_quietly(deliveries); i < count; ++i)
+    settle(*deliveries[i], transport::Settlement::requeue());  // draining, as in deliver_all()
+  deliveries.clear();
+  return true;
+}
+
+std::size_t Dispatcher::help(const std::function<bool()>& enough) {
+  {
+    std::lock_guard lock(exit_mutex_);
+    ++helpers_;
+  }
+  std::size_t ran = 0;
+  // The permit goes back without waking a thread that waits for one: this thread takes the next
+  // delivery itself, and wakes the others once for what it leaves.
+  while (auto taken = inbox_.try_pop_with_permit()) {
+    process(std::move(taken->item), taken->permit, *helper_lane_);
+    inbox_.return_permit(taken->permit, /*wake=*/false);
+    ++ran;
+    if (enough() || !handlers_are_quick())
+      break;
+  }
+  inbox_.wake_if_takeable();
+  std::lock_guard lock(exit_mutex_);
+  --helpers_;
+  exit_cv_.notify_all();
+  return ran;
+}
+
+void Dispatcher::wake_takers() {
+  inbox_.wake_if_takeable();
 }
 
 void Dispatcher::run_thread(std::size_t thread,
@@ -138,6 +197,20 @@ void Dispatcher::run_thread(std::size_t thread,
       if (heartbeat)
         heartbeat->tick();
       process_window(std::move(first), thread, *lane, heartbeat.get());
+      continue;
+    }
+    if (permits_) {
+      // The permit's number is the crash journal slot: the helper (help()) takes one too.
+      auto taken = inbox_.pop_with_permit_for(kIdleTick);
+      if (!taken) {
+        if (inbox_.closed())
+          break;
+        continue;
+      }
+      if (heartbeat)
+        heartbeat->tick();
+      process(std::move(taken->item), taken->permit, *lane);
+      inbox_.return_permit(taken->permit);
       continue;
     }
     auto delivery = inbox_.pop_for(kIdleTick);
@@ -277,8 +350,13 @@ void Dispatcher::run_to_the_end(DispatchJob& job, std::size_t thread, HandlerLan
     begin_run(job);
     const auto started = Clock::now();
     const std::optional<std::string> died = lane.run(job.view, message, job.context);
-    metrics_.handler_duration->Observe(
-        std::chrono::duration<double>(Clock::now() - started).count());
+    const auto ran_for = Clock::now() - started;
+    metrics_.handler_duration->Observe(std::chrono::duration<double>(ran_for).count());
+    // A moving average over about the last eight runs; racing writers lose an update at worst.
+    const std::int64_t recent = recent_handler_ns_.load(std::memory_order_relaxed);
+    recent_handler_ns_.store(
+        recent + (std::chrono::duration_cast<std::chrono::nanoseconds>(ran_for).count() - recent) / 8,
+        std::memory_order_relaxed);
     const AfterRun next = after_run(job, died);
     if (next == AfterRun::run_again)
       continue;
@@ -505,7 +583,8 @@ bool Dispatcher::drain(std::chrono::steady_clock::time_point deadline) {
   for (auto& delivery : inbox_.take_all())
     settle(*delivery, transport::Settlement::requeue());
   std::unique_lock lock(exit_mutex_);
-  return exit_cv_.wait_until(lock, deadline, [&] { return running_threads_ == 0; });
+  return exit_cv_.wait_until(lock, deadline,
+                             [&] { return running_threads_ == 0 && helpers_ == 0; });
 }
 
 }  // namespace warren::runtime

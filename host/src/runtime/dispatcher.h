@@ -13,6 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -99,6 +100,13 @@ class Dispatcher final : public transport::DeliverySink {
   // DeliverySink: queues the delivery; after drain() began, hands it straight back (requeue).
   void deliver(std::unique_ptr<transport::Delivery> delivery) override;
   void deliver_all(std::vector<std::unique_ptr<transport::Delivery>>& deliveries) override;
+  // The transport's reading thread as one more taker (issue 17), in thread mode while handlers
+  // are fast: it takes deliveries with the same permits as the dispatcher's threads (so never
+  // more than `concurrency` handlers at once, and in order at concurrency 1), on a lane of its
+  // own, with the crash journal slot of the permit.
+  bool deliver_all_to_helper(std::vector<std::unique_ptr<transport::Delivery>>& deliveries) override;
+  std::size_t help(const std::function<bool()>& enough) override;
+  void wake_takers() override;
 
   // Context::stop_requested() turns true for running handlers.
   void request_stop() noexcept { stop_requested_.store(true); }
@@ -113,6 +121,10 @@ class Dispatcher final : public transport::DeliverySink {
 
  private:
   void run_thread(std::size_t thread, std::shared_ptr<observability::LoopHeartbeat> heartbeat);
+  // Counts deliveries in, as received and in flight.
+  void count_received(std::size_t count);
+  // Whether handlers have lately been fast enough for the reading thread to run them (help()).
+  bool handlers_are_quick() const noexcept;
   // `thread`: the dispatcher thread's index (its crash journal slot); `lane` its way to the
   // handler. Runs one message to its settlement.
   void process(std::unique_ptr<transport::Delivery> delivery, std::size_t thread,
@@ -182,9 +194,17 @@ class Dispatcher final : public transport::DeliverySink {
   std::atomic<bool> stop_requested_{false};
   std::atomic<std::size_t> in_flight_{0};
 
+  // isolation = "thread": deliveries are taken with permits (bounded_queue.h), and the
+  // transport's reading thread may help, on its own lane.
+  const bool permits_;
+  std::unique_ptr<HandlerLane> helper_lane_;
+  // How long handlers ran lately, in ns (a moving average; written by whoever ran one).
+  std::atomic<std::int64_t> recent_handler_ns_{0};
+
   std::mutex exit_mutex_;
   std::condition_variable exit_cv_;
   int running_threads_ = 0;
+  int helpers_ = 0;  // help() calls under way: drain() and the destructor wait for them
 };
 
 }  // namespace warren::runtime

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -53,6 +54,22 @@ class DeliverySink {
       deliver(std::move(delivery));
     deliveries.clear();
   }
+
+  // The transport's reading thread may run handlers itself between its reads (issue 17: a
+  // hand-over to another thread cost as much CPU as the handler and the broker's I/O together).
+  // Called by a thread that calls help() next: the sink may queue `deliveries` without waking
+  // its own threads, and says so (true). False: delivered as deliver_all() does (the default,
+  // and a sink whose handlers run long: they would keep the reading thread from reading).
+  virtual bool deliver_all_to_helper(std::vector<std::unique_ptr<Delivery>>& deliveries) {
+    deliver_all(deliveries);
+    return false;
+  }
+  // Runs queued deliveries' handlers on the calling thread, within the sink's concurrency, until
+  // none is left or `enough()` holds between two; then wakes the sink's own threads for what is
+  // left. Returns how many it ran.
+  virtual std::size_t help(const std::function<bool()>& /*enough*/) { return 0; }
+  // Wakes the sink's own threads for whatever waits (the helping thread is held up).
+  virtual void wake_takers() {}
 };
 
 struct Subscription {
