@@ -99,7 +99,9 @@ void ConsumerConnection::stop_consuming(const std::string& worker) {
 
 void ConsumerConnection::close() {
   run_control(control(Command::Kind::close));
-  stop_loop();
+  // A handler the I/O thread runs (io_loop.h, LoopHelper) may outlive the host's shutdown
+  // timeout, as one on a dispatcher's thread may: the close is done, the host goes on.
+  stop_loop_unless_helping();
 }
 
 void ConsumerConnection::settle(const DeliveryToken& token, SettleAction action,

@@ -93,7 +93,8 @@ class ConsumerConnection final : private IoLoop {
   // basic.cancel on `worker`'s subscription alone, which is never subscribed again (a reload
   // removed or replaced the worker); its channel stays open for the settlements still due.
   void stop_consuming(const std::string& worker);
-  // Applies every queued settlement, makes sure the broker processed them, closes, joins.
+  // Applies every queued settlement, makes sure the broker processed them, closes, joins (not a
+  // thread still in a handler it helps with: IoLoop::stop_loop_unless_helping()).
   void close();
 
   // Connected and every subscription consuming.

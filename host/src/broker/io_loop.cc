@@ -60,6 +60,20 @@ void IoLoop::stop_loop() {
     thread_.join();
 }
 
+void IoLoop::stop_loop_unless_helping() {
+  stopping_ = true;
+  wakeup_.signal();
+  if (!thread_.joinable())
+    return;
+  {
+    std::unique_lock lock(exit_mutex_);
+    exit_cv_.wait(lock, [&] { return exited_ || ended_while_lent_; });
+    if (!exited_)
+      return;  // still in a handler: joined by stop_loop() later, or left to the exiting host
+  }
+  thread_.join();
+}
+
 void IoLoop::drop_connection() noexcept {
   std::lock_guard lock(connection_mutex_);
   connection_.reset();
@@ -100,6 +114,9 @@ void IoLoop::run() {
     heartbeat_->retire();
   role.unlock();
   stop_stand_in();
+  std::lock_guard lock(exit_mutex_);
+  exited_ = true;
+  exit_cv_.notify_all();
 }
 
 IoLoop::TurnEnd IoLoop::serve() {
@@ -198,6 +215,11 @@ void IoLoop::cover_for_helper() {
       rest(end);
     }
     standing_in_ = false;
+  }
+  if (stopping_.load() || finished_) {
+    std::lock_guard lock(exit_mutex_);
+    ended_while_lent_ = true;
+    exit_cv_.notify_all();
   }
   covering_.store(false);
 }

@@ -91,6 +91,10 @@ class IoLoop {
   void start_loop();
   // Asks the loop to leave and joins it; not from the I/O thread. Idempotent.
   void stop_loop();
+  // The same, except that it returns without joining when the loop has ended but its thread is
+  // still helping (LoopHelper): in a handler that outlived the host's shutdown timeout, which
+  // the host leaves running as it exits. The destructor's stop_loop() joins it.
+  void stop_loop_unless_helping();
   bool loop_started() const noexcept { return thread_.joinable(); }
   bool stop_requested() const noexcept { return stopping_.load(); }
   // Shared with the subclass's WakeupQueue: a push wakes the loop.
@@ -207,15 +211,22 @@ class IoLoop {
   // thread state above the stand-in's while it covers.
   LoopHelper* helper_ = nullptr;
   std::mutex role_mutex_;
-  bool standing_in_ = false;            // role state
-  std::atomic<bool> lent_{false};       // the I/O thread is helping; the role is free to take
+  bool standing_in_ = false;             // role state
+  std::atomic<bool> lent_{false};        // the I/O thread is helping; the role is free to take
   std::atomic<std::uint64_t> lends_{0};  // lends so far: a lend the stand-in saw twice is long
   std::atomic<bool> covering_{false};    // the stand-in holds the role during a lend
   std::mutex stand_in_mutex_;
   std::condition_variable stand_in_cv_;
   std::atomic<bool> stand_in_parked_{false};  // asleep until the next lend
   bool stand_in_stop_ = false;                // under stand_in_mutex_
-  std::thread stand_in_thread_;                // started at the first lend
+  std::thread stand_in_thread_;               // started at the first lend
+
+  // stop_loop_unless_helping(): the I/O thread has left run(), or the loop ended (stopped or
+  // finished on the stand-in) while the I/O thread was lent.
+  std::mutex exit_mutex_;
+  std::condition_variable exit_cv_;
+  bool exited_ = false;
+  bool ended_while_lent_ = false;
 };
 
 }  // namespace warren::broker

@@ -88,8 +88,11 @@ int run_command(const ConfigOptions& options) {
     systemd_status.emplace(std::move(*notifier), shutdown, [&host] { return host.ready(); });
 
   bool all_settled = false;
+  // Out here, not in the try: with handlers still running it must outlive them (below), and one
+  // may run on the transport's own reading thread (issue 17), which its destructor joins.
+  std::unique_ptr<transport::Transport> transport;
   try {
-    auto transport = make_transport(*config, metrics, health);
+    transport = make_transport(*config, metrics, health);
     // SIGHUP: the config read again, applied where it changed (host_reload.cc).
     host.set_reload_source(reload_source(options, metrics_endpoint, *transport));
     // Relays start once the topology they publish into is declared.

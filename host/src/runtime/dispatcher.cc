@@ -355,7 +355,8 @@ void Dispatcher::run_to_the_end(DispatchJob& job, std::size_t thread, HandlerLan
     // A moving average over about the last eight runs; racing writers lose an update at worst.
     const std::int64_t recent = recent_handler_ns_.load(std::memory_order_relaxed);
     recent_handler_ns_.store(
-        recent + (std::chrono::duration_cast<std::chrono::nanoseconds>(ran_for).count() - recent) / 8,
+        recent +
+            (std::chrono::duration_cast<std::chrono::nanoseconds>(ran_for).count() - recent) / 8,
         std::memory_order_relaxed);
     const AfterRun next = after_run(job, died);
     if (next == AfterRun::run_again)

@@ -104,7 +104,8 @@ class Dispatcher final : public transport::DeliverySink {
   // are fast: it takes deliveries with the same permits as the dispatcher's threads (so never
   // more than `concurrency` handlers at once, and in order at concurrency 1), on a lane of its
   // own, with the crash journal slot of the permit.
-  bool deliver_all_to_helper(std::vector<std::unique_ptr<transport::Delivery>>& deliveries) override;
+  bool deliver_all_to_helper(
+      std::vector<std::unique_ptr<transport::Delivery>>& deliveries) override;
   std::size_t help(const std::function<bool()>& enough) override;
   void wake_takers() override;
 

@@ -7,11 +7,14 @@
 #include <amqp.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "broker/amqp_connection.h"
@@ -143,8 +146,10 @@ struct Fixture {
   }
 
   // Consuming through `via` (default: the endpoints the fixture publishes to).
+  // `callback`: instead of the inbox's own.
   std::unique_ptr<ConsumerConnection> consumer(Inbox& inbox, std::uint16_t prefetch = 20,
-                                               std::vector<BrokerEndpoint> via = {}) {
+                                               std::vector<BrokerEndpoint> via = {},
+                                               ConsumerConnection::DeliveryCallback callback = {}) {
     ConsumerOptions options;
     options.endpoints = via.empty() ? endpoints : std::move(via);
     options.connection = connection_options();
@@ -154,9 +159,9 @@ struct Fixture {
     subscription.worker = "unit";
     subscription.queue = queue;
     subscription.prefetch = prefetch;
-    return std::make_unique<ConsumerConnection>(std::move(options), config,
-                                                std::vector<transport::Subscription>{subscription},
-                                                inbox.callback(), nullptr, nullptr);
+    return std::make_unique<ConsumerConnection>(
+        std::move(options), config, std::vector<transport::Subscription>{subscription},
+        callback ? std::move(callback) : inbox.callback(), nullptr, nullptr);
   }
 
   void publish(const std::vector<std::string>& bodies, const std::string& exchange = {},
@@ -195,6 +200,102 @@ struct Fixture {
         kPatience, 50ms);
   }
 };
+
+// A LoopHelper (io_loop.h) whose first help holds the I/O thread until released.
+class HoldingHelper final : public LoopHelper {
+ public:
+  // On the thread running the loop: help after this turn.
+  void want_help() { wanted_ = true; }
+  bool begin_help() override { return std::exchange(wanted_, false); }
+  void help(const std::function<bool()>& enough) override {
+    if (helps_.fetch_add(1) > 0)
+      return;
+    // Polls: enough() has nothing to wait on.
+    const bool taken_over = ::warren::test_support::eventually(enough, kPatience, 1ms);
+    std::unique_lock lock(mutex_);
+    taken_over_ = taken_over;
+    holding_ = true;
+    changed_.notify_all();
+    changed_.wait_for(lock, kPatience, [&] { return released_; });
+    holding_ = false;
+  }
+  void stood_in() override { stood_in_.fetch_add(1); }
+
+  // Whether the help holds the I/O thread now, with the stand-in covering for it.
+  bool wait_until_held() {
+    std::unique_lock lock(mutex_);
+    changed_.wait_for(lock, kPatience, [&] { return holding_; });
+    return holding_ && taken_over_;
+  }
+  bool holding() {
+    std::lock_guard lock(mutex_);
+    return holding_;
+  }
+  void release() {
+    std::lock_guard lock(mutex_);
+    released_ = true;
+    changed_.notify_all();
+  }
+  int stood_in_count() const { return stood_in_.load(); }
+
+ private:
+  bool wanted_ = false;  // the loop's
+  std::atomic<int> helps_{0};
+  std::atomic<int> stood_in_{0};
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool taken_over_ = false;
+  bool holding_ = false;
+  bool released_ = false;
+};
+
+// Issue 17: while the I/O thread helps (runs handlers) longer than a tick, the stand-in runs the
+// loop. At prefetch 2 with the first message unsettled, ten more arrive one at a time only if
+// the stand-in both reads them and sends the acks of those before.
+TEST(ConsumerOnBroker, HelpHoldsTheIoThread_TheStandInReadsAndAcksMeanwhile) {
+  TEST_BROKER_OR_SKIP(endpoints);
+  Fixture fixture(*endpoints);
+  Inbox inbox;
+  HoldingHelper helper;
+  ConsumerConnection* connection = nullptr;
+  std::vector<bool> on_stand_in;  // per delivery: read by the stand-in
+  auto to_inbox = inbox.callback();
+  auto consumer = fixture.consumer(
+      inbox, 2, {},
+      [&](const DeliveryToken& token, transport::InboundMessage message, const std::string& queue) {
+        on_stand_in.push_back(connection->standing_in());
+        if (message.body == "first")
+          helper.want_help();
+        to_inbox(token, std::move(message), queue);
+      });
+  connection = consumer.get();
+  consumer->set_helper(&helper);
+  consumer->start();
+  fixture.publish({"first"});
+  const auto first = inbox.wait_for(1);
+  ASSERT_EQ(first.size(), 1U);
+  ASSERT_TRUE(helper.wait_until_held()) << "the stand-in did not take the loop over";
+  EXPECT_EQ(helper.stood_in_count(), 1);
+
+  std::vector<std::string> bodies;
+  for (int i = 0; i < 10; ++i)
+    bodies.push_back("m" + std::to_string(i));
+  fixture.publish(bodies);
+  for (std::size_t count = 2; count <= 11; ++count) {
+    const auto received = inbox.wait_for(count);
+    ASSERT_EQ(received.size(), count) << "the stand-in stopped reading or acking";
+    EXPECT_EQ(received.back().message.body, bodies[count - 2]);
+    consumer->settle(received.back().token, SettleAction::ack);
+  }
+  EXPECT_TRUE(helper.holding());
+  helper.release();
+  consumer->settle(first[0].token, SettleAction::ack);
+  consumer->close();
+  EXPECT_EQ(fixture.probe.wait_for_ready_messages(0), 0U);
+  ASSERT_EQ(on_stand_in.size(), 11U);
+  EXPECT_FALSE(on_stand_in[0]);
+  EXPECT_EQ(std::count(on_stand_in.begin() + 1, on_stand_in.end(), true), 10);
+}
 
 TEST(ConsumerOnBroker, AllButOneAcked_AfterCloseExactlyTheUnsettledOneIsBack) {
   TEST_BROKER_OR_SKIP(endpoints);

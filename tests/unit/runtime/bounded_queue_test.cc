@@ -82,5 +82,71 @@ TEST(BoundedQueue, Closed_PushesFailAndTakersDrainWhatIsLeft) {
   EXPECT_EQ(queue.pop_for(1ms), std::nullopt);
 }
 
+// Permits (issue 17): the dispatcher's threads and the transport's helping thread take items
+// with the worker's `concurrency` permits, so no more than that run at once.
+TEST(BoundedQueue, Permits_NoMoreItemsOutThanPermitsAndAReturnedOneIsTakenAgain) {
+  BoundedQueue<int> queue(100);
+  queue.set_permits(2);
+  std::vector<int> items{1, 2, 3};
+  ASSERT_EQ(queue.push_all_quietly(items), 3U);
+  auto first = queue.try_pop_with_permit();
+  auto second = queue.try_pop_with_permit();
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(first->item, 1);
+  EXPECT_EQ(second->item, 2);
+  EXPECT_NE(first->permit, second->permit);
+  EXPECT_LT(std::max(first->permit, second->permit), 2U);
+  EXPECT_FALSE(queue.try_pop_with_permit());  // an item, but no permit
+  EXPECT_FALSE(queue.pop_with_permit_for(10ms));
+  EXPECT_EQ(queue.size(), 1U);
+
+  queue.return_permit(first->permit, /*wake=*/false);
+  auto third = queue.try_pop_with_permit();
+  ASSERT_TRUE(third);
+  EXPECT_EQ(third->item, 3);
+  EXPECT_EQ(third->permit, first->permit);
+}
+
+TEST(BoundedQueue, Permits_AReturnedPermitWakesATakerWaitingForOne) {
+  BoundedQueue<int> queue(100);
+  queue.set_permits(1);
+  std::vector<int> items{1, 2};
+  queue.push_all(items);
+  auto held = queue.try_pop_with_permit();
+  ASSERT_TRUE(held);
+  auto waiter = std::async(std::launch::async, [&] { return queue.pop_with_permit_for(30s); });
+  let_takers_sleep();
+  const auto returned_at = std::chrono::steady_clock::now();
+  queue.return_permit(held->permit);
+  ASSERT_EQ(waiter.wait_for(20s), std::future_status::ready);
+  EXPECT_LT(std::chrono::steady_clock::now() - returned_at, 20s);
+  const auto taken = waiter.get();
+  ASSERT_TRUE(taken);
+  EXPECT_EQ(taken->item, 2);
+  EXPECT_EQ(taken->permit, held->permit);
+}
+
+TEST(BoundedQueue, PushedQuietly_WakeIfTakeableWakesASleepingTaker) {
+  BoundedQueue<int> queue(100);
+  queue.set_permits(1);
+  auto waiter = std::async(std::launch::async, [&] { return queue.pop_with_permit_for(30s); });
+  let_takers_sleep();
+  std::vector<int> items{5};
+  ASSERT_EQ(queue.push_all_quietly(items), 1U);
+  queue.wake_if_takeable();
+  ASSERT_EQ(waiter.wait_for(20s), std::future_status::ready);
+  const auto taken = waiter.get();
+  ASSERT_TRUE(taken);
+  EXPECT_EQ(taken->item, 5);
+}
+
+TEST(BoundedQueue, Closed_PushedQuietlyIsRefusedAndLeftWithTheCaller) {
+  BoundedQueue<int> queue(100);
+  queue.close();
+  std::vector<int> items{1, 2};
+  EXPECT_EQ(queue.push_all_quietly(items), 0U);
+  EXPECT_EQ(items, (std::vector<int>{1, 2}));
+}
+
 }  // namespace
 }  // namespace warren::runtime

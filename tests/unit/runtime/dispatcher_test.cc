@@ -17,6 +17,7 @@
 #include "in_process_plugin.h"
 #include "observability/log.h"
 #include "observability/metrics.h"
+#include "running_worker.h"
 #include "runtime/in_memory_transport.h"
 #include "warren/host_abi/host_table.h"
 
@@ -100,36 +101,6 @@ double value(prometheus::Counter* counter) {
 
 // Liveness only: how long a busy machine may take to run what a test waits for.
 constexpr auto kPatience = 60s;
-
-// One worker as the host builds it, over a handler compiled into the test: its metrics, its
-// context and handler instance, and its dispatcher, started (settling through `transport`, or
-// through each delivery when there is none).
-struct RunningWorker {
-  RunningWorker(std::shared_ptr<InProcessPlugin> plugin, const DispatcherOptions& options,
-                transport::Publisher* transport = nullptr, DuplicateFilter* filter = nullptr)
-      : context(options.worker, plugin->info().name, {}, metrics),
-        handler(std::move(plugin), context),
-        worker_metrics(metrics.worker(options.worker, options.queue.empty() ? "q" : options.queue)),
-        dispatcher(options, handler, context, transport, worker_metrics, nullptr) {
-    dispatcher.set_duplicate_filter(filter);
-    dispatcher.start();
-  }
-  bool drain(std::chrono::steady_clock::duration within = 10s) {
-    return dispatcher.drain(std::chrono::steady_clock::now() + within);
-  }
-
-  observability::Metrics metrics;
-  WorkerContext context;
-  const plugin::HandlerInstance handler;
-  const observability::WorkerMetrics worker_metrics;
-  Dispatcher dispatcher;
-};
-
-DispatcherOptions options_for(std::string worker) {
-  DispatcherOptions options;
-  options.worker = std::move(worker);
-  return options;
-}
 
 void reset_handler_state();  // every handler's shared state below, as before any test
 
