@@ -9,7 +9,7 @@ LoopHeartbeat::LoopHeartbeat(std::string name, Clock::duration allowance)
       last_tick_(Clock::now().time_since_epoch().count()) {}
 
 bool LoopHeartbeat::alive(Clock::time_point now) const noexcept {
-  if (retired_.load())
+  if (retired_.load() || idle_.load())
     return true;
   const Clock::time_point last{Clock::duration(last_tick_.load())};
   return now - last <= allowance_;

@@ -21,9 +21,15 @@ class LoopHeartbeat {
   using Clock = std::chrono::steady_clock;
   LoopHeartbeat(std::string name, Clock::duration allowance);
 
-  void tick() noexcept { last_tick_.store(Clock::now().time_since_epoch().count()); }
+  void tick() noexcept {
+    last_tick_.store(Clock::now().time_since_epoch().count());
+    idle_.store(false, std::memory_order_relaxed);
+  }
   // A loop that stops for good (clean shutdown) no longer counts against liveness.
   void retire() noexcept { retired_.store(true); }
+  // A loop that only runs now and then (a helper between its helps) counts as alive from now
+  // until its next tick.
+  void idle() noexcept { idle_.store(true); }
 
   const std::string& name() const noexcept { return name_; }
   bool alive(Clock::time_point now) const noexcept;
@@ -33,6 +39,7 @@ class LoopHeartbeat {
   Clock::duration allowance_;
   std::atomic<Clock::rep> last_tick_;
   std::atomic<bool> retired_{false};
+  std::atomic<bool> idle_{false};
 };
 
 class Health {

@@ -72,6 +72,8 @@ Dispatcher::~Dispatcher() {
   }
   std::unique_lock lock(exit_mutex_);
   exit_cv_.wait(lock, [&] { return helpers_ == 0; });
+  if (helper_heartbeat_)
+    helper_heartbeat_->retire();
 }
 
 void Dispatcher::start() {
@@ -83,6 +85,11 @@ void Dispatcher::start() {
   if (permits_) {
     inbox_.set_permits(static_cast<std::size_t>(count));
     helper_lane_ = runner_.lane(static_cast<std::size_t>(count));
+    if (health_ != nullptr) {
+      helper_heartbeat_ = health_->register_loop(
+          "dispatcher " + options_.worker + " (on the reading thread)", kHandlerAllowance);
+      helper_heartbeat_->idle();
+    }
   }
   for (int i = 0; i < count; ++i) {
     std::shared_ptr<observability::LoopHeartbeat> heartbeat;
@@ -139,13 +146,19 @@ bool Dispatcher::deliver_all_to_helper(
 
 std::size_t Dispatcher::help(const std::function<bool()>& enough) {
   {
+    // Counted before the look at the inbox: drain() closes the inbox first, then waits for the
+    // helpers counted, so a help either sees it closed or is waited for.
     std::lock_guard lock(exit_mutex_);
+    if (inbox_.closed())
+      return 0;
     ++helpers_;
   }
   std::size_t ran = 0;
   // The permit goes back without waking a thread that waits for one: this thread takes the next
   // delivery itself, and wakes the others once for what it leaves.
   while (auto taken = inbox_.try_pop_with_permit()) {
+    if (helper_heartbeat_)
+      helper_heartbeat_->tick();
     process(std::move(taken->item), taken->permit, *helper_lane_);
     inbox_.return_permit(taken->permit, /*wake=*/false);
     ++ran;
@@ -153,6 +166,8 @@ std::size_t Dispatcher::help(const std::function<bool()>& enough) {
       break;
   }
   inbox_.wake_if_takeable();
+  if (helper_heartbeat_)
+    helper_heartbeat_->idle();
   std::lock_guard lock(exit_mutex_);
   --helpers_;
   exit_cv_.notify_all();

@@ -199,6 +199,8 @@ class Dispatcher final : public transport::DeliverySink {
   // transport's reading thread may help, on its own lane.
   const bool permits_;
   std::unique_ptr<HandlerLane> helper_lane_;
+  // /healthz: the helper stuck in a handler past the allowance, as a dispatcher thread would be.
+  std::shared_ptr<observability::LoopHeartbeat> helper_heartbeat_;
   // How long handlers ran lately, in ns (a moving average; written by whoever ran one).
   std::atomic<std::int64_t> recent_handler_ns_{0};
 

@@ -10,8 +10,9 @@ namespace warren {
 // One instance per worker, constructed at start with the worker's PluginContext& (like a
 // BackgroundService) and destroyed at stop.
 //
-// Threading: handle() runs concurrently on up to `concurrency` threads of the worker, on this
-// one instance. Guard shared mutable state, or keep per-message state in ctx.scope().
+// Threading: up to `concurrency` calls of handle() run at once, on this one instance, on threads
+// the host chooses (the worker's own; for a quick handler also the thread that read the
+// message). Guard shared mutable state, or keep per-message state in ctx.scope().
 //
 // Failure: return Outcome::retry()/dead_letter(), or throw. Anything thrown means "retry under
 // the worker's policy"; warren::PermanentError means "dead-letter now". Nothing a handler throws

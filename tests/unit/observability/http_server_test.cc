@@ -127,6 +127,21 @@ TEST_F(MetricsServerTest, Healthz_ALoopStopsTicking_Is503NamingOnlyThatLoop) {
   EXPECT_EQ(response.body, "stalled: broker-io\n");
 }
 
+// A loop that runs now and then (the reading thread's help, issue 17) is alive while idle, and
+// stalls again only past its allowance from its next tick.
+TEST_F(MetricsServerTest, Healthz_IdleLoop_IsHealthyUntilItTicksAndStallsAgain) {
+  auto loop = health_.register_loop("dispatcher orders (on the reading thread)", 1ms);
+  loop->idle();
+  start();
+  EXPECT_EQ(http_get(port(), "/healthz").status, 200);
+  EXPECT_TRUE(health_.liveness().alive);
+
+  loop->tick();  // a handler begins, and runs past the allowance
+  ASSERT_TRUE(eventually([&] { return !health_.liveness().alive; }, kPatience));
+  EXPECT_EQ(http_get(port(), "/healthz").body,
+            "stalled: dispatcher orders (on the reading thread)\n");
+}
+
 TEST_F(MetricsServerTest, Healthz_StalledLoopRetiredAtShutdown_IsHealthyAgain) {
   auto loop = health_.register_loop("broker-io", 1ms);
   start();

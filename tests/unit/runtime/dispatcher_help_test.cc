@@ -14,7 +14,7 @@
 #include "eventually.h"
 #include "fake_delivery.h"
 #include "in_process_plugin.h"
-#include "running_worker.h"
+#include "worker_under_test.h"
 
 namespace warren::runtime {
 namespace {
@@ -70,7 +70,7 @@ class DispatcherHelpTest : public ::testing::Test {
     g_seen = nullptr;
   }
 
-  RunningWorker& worker(int concurrency) {
+  WorkerUnderTest& worker(int concurrency) {
     DispatcherOptions options = options_for("helped");
     options.concurrency = concurrency;
     worker_.emplace(InProcessPlugin::of<Watched>("watched"), options);
@@ -108,12 +108,12 @@ class DispatcherHelpTest : public ::testing::Test {
 
   Seen seen_;
   SettlementLog log_;
-  std::optional<RunningWorker> worker_;
+  std::optional<WorkerUnderTest> worker_;
   const std::function<bool()> never_enough_ = [] { return false; };
 };
 
 TEST_F(DispatcherHelpTest, ConcurrencyOne_TheHelperWaitsForThePermitAndTheOrderHolds) {
-  RunningWorker& running = worker(1);
+  WorkerUnderTest& running = worker(1);
   running.dispatcher.deliver(FakeDelivery::make("0", log_, "hold"));
   ASSERT_TRUE(wait_until_running(1));  // a dispatcher thread holds the only permit
 
@@ -131,7 +131,7 @@ TEST_F(DispatcherHelpTest, ConcurrencyOne_TheHelperWaitsForThePermitAndTheOrderH
 }
 
 TEST_F(DispatcherHelpTest, ConcurrencyTwo_TheHelperRunsOneBesideADispatcherThreadAndNoMore) {
-  RunningWorker& running = worker(2);
+  WorkerUnderTest& running = worker(2);
   running.dispatcher.deliver(FakeDelivery::make("held", log_, "hold"));
   ASSERT_TRUE(wait_until_running(1));
   let_idle_threads_sleep();
@@ -158,7 +158,7 @@ TEST_F(DispatcherHelpTest, ConcurrencyTwo_TheHelperRunsOneBesideADispatcherThrea
 }
 
 TEST_F(DispatcherHelpTest, EnoughBetweenTwo_TheRestGoesToTheDispatchersThreads) {
-  RunningWorker& running = worker(1);
+  WorkerUnderTest& running = worker(1);
   auto three = deliveries({{"1", ""}, {"2", ""}, {"3", ""}});
   ASSERT_TRUE(running.dispatcher.deliver_all_to_helper(three));
   EXPECT_EQ(running.dispatcher.help([] { return true; }), 1U);
@@ -168,7 +168,7 @@ TEST_F(DispatcherHelpTest, EnoughBetweenTwo_TheRestGoesToTheDispatchersThreads) 
 }
 
 TEST_F(DispatcherHelpTest, SlowHandlers_AreLeftToTheDispatchersThreads) {
-  RunningWorker& running = worker(1);
+  WorkerUnderTest& running = worker(1);
   for (int i = 0; i < 3; ++i)
     running.dispatcher.deliver(FakeDelivery::make("slow" + std::to_string(i), log_, "slow"));
   ASSERT_TRUE(log_.wait_for_count(3, kPatience));
@@ -182,7 +182,7 @@ TEST_F(DispatcherHelpTest, SlowHandlers_AreLeftToTheDispatchersThreads) {
 }
 
 TEST_F(DispatcherHelpTest, Drain_WaitsForAHandlerTheHelperRuns) {
-  RunningWorker& running = worker(1);
+  WorkerUnderTest& running = worker(1);
   let_idle_threads_sleep();
   auto held = deliveries({{"held", "hold"}});
   ASSERT_TRUE(running.dispatcher.deliver_all_to_helper(held));

@@ -17,9 +17,9 @@
 #include "in_process_plugin.h"
 #include "observability/log.h"
 #include "observability/metrics.h"
-#include "running_worker.h"
 #include "runtime/in_memory_transport.h"
 #include "warren/host_abi/host_table.h"
+#include "worker_under_test.h"
 
 namespace warren::runtime {
 namespace {
@@ -121,7 +121,7 @@ TEST_F(DispatcherTest,
   options.retry.max_attempts = 4;
   options.retry.immediate = 1;
   options.retry.backoff = config::RetryPolicy::Backoff::none;
-  RunningWorker chaos(InProcessPlugin::of<Chaos>("chaos"), options, &transport);
+  WorkerUnderTest chaos(InProcessPlugin::of<Chaos>("chaos"), options, &transport);
   const auto& worker_metrics = chaos.worker_metrics;
   transport::Subscription subscription{"chaos", "work", options.prefetch, &chaos.dispatcher, ""};
   transport.start({subscription});
@@ -207,7 +207,7 @@ class RecordingDelivery final : public transport::Delivery {
 TEST_F(DispatcherTest, ScopedObjects_LiveAcrossImmediateRetriesAndDieRightAfterSettlement) {
   DispatcherOptions options = options_for("scoped");
   options.retry.immediate = 1;
-  RunningWorker scoped(InProcessPlugin::of<ScopeUser>("scoped"), options);
+  WorkerUnderTest scoped(InProcessPlugin::of<ScopeUser>("scoped"), options);
   std::latch settled(1);
   scoped.dispatcher.deliver(std::make_unique<RecordingDelivery>("m1", settled));
   settled.wait();
@@ -246,7 +246,7 @@ TEST_F(DispatcherTest, GarbageOrMissingOutcome_IsRetriedNotFatal) {
   descriptor.handle = &garbage_handle;
   DispatcherOptions options = options_for("garbage");
   options.retry.max_attempts = 3;
-  RunningWorker garbage(std::make_shared<InProcessPlugin>(descriptor), options);
+  WorkerUnderTest garbage(std::make_shared<InProcessPlugin>(descriptor), options);
   SettlementLog log;
   garbage.dispatcher.deliver(FakeDelivery::make("a", log, "kind99"));
   garbage.dispatcher.deliver(FakeDelivery::make("b", log, "silent"));
@@ -278,7 +278,7 @@ TEST_F(DispatcherTest, Drain_FinishesRunningHandlersAndRequeuesTheRest) {
   DispatcherOptions options = options_for("slow");
   options.prefetch = 10;
   options.concurrency = 2;
-  RunningWorker slow(InProcessPlugin::of<Slow>("slow"), options);
+  WorkerUnderTest slow(InProcessPlugin::of<Slow>("slow"), options);
   SettlementLog log;
   for (int i = 0; i < 6; ++i)
     slow.dispatcher.deliver(FakeDelivery::make(std::to_string(i), log));
@@ -302,7 +302,7 @@ TEST_F(DispatcherTest, Drain_FinishesRunningHandlersAndRequeuesTheRest) {
 }
 
 TEST_F(DispatcherTest, StaleDelivery_IsNotHandled) {
-  RunningWorker chaos(InProcessPlugin::of<Chaos>("chaos"), options_for("chaos2"));
+  WorkerUnderTest chaos(InProcessPlugin::of<Chaos>("chaos"), options_for("chaos2"));
   SettlementLog log;
   transport::InboundMessage message;
   message.message_id = "1";
@@ -341,7 +341,7 @@ TEST_F(DispatcherTest,
   DispatcherOptions options = options_for("gated");
   options.prefetch = 2;
   options.concurrency = 1;
-  RunningWorker gated(InProcessPlugin::of<Gated>("gated"), options);
+  WorkerUnderTest gated(InProcessPlugin::of<Gated>("gated"), options);
   SettlementLog log;
   // Incarnation 1: one delivery in the handler, one waiting; the connection drops.
   gated.dispatcher.deliver(FakeDelivery::make("old-1", log));
@@ -370,7 +370,7 @@ std::vector<bool> settled_soon(std::uint16_t prefetch, int count) {
   DispatcherOptions options = options_for("gated-burst");
   options.prefetch = prefetch;
   options.concurrency = 1;
-  RunningWorker gated(InProcessPlugin::of<Gated>("gated"), options);
+  WorkerUnderTest gated(InProcessPlugin::of<Gated>("gated"), options);
   SettlementLog log;
   gated.dispatcher.deliver(FakeDelivery::make("1", log));
   EXPECT_TRUE(eventually([] { return g_gated_started.load() >= 1; }, kPatience));
@@ -411,7 +411,8 @@ class EverythingSeen final : public DuplicateFilter {
 
 TEST_F(DispatcherTest, DuplicateMessage_IsAckedAndItsLogLineCarriesTheMessagesTraceId) {
   EverythingSeen filter;
-  RunningWorker dedup(InProcessPlugin::of<Chaos>("chaos"), options_for("dedup"), nullptr, &filter);
+  WorkerUnderTest dedup(InProcessPlugin::of<Chaos>("chaos"), options_for("dedup"), nullptr,
+                        &filter);
   SettlementLog log;
   transport::InboundMessage message;
   message.message_id = "dup-1";
@@ -460,7 +461,7 @@ TEST_F(DispatcherTest, UntracedMessage_KeepsTheHostsTraceAcrossRetries) {
   DispatcherOptions options = options_for("trace");
   options.queue = "work";
   options.retry.backoff = config::RetryPolicy::Backoff::none;
-  RunningWorker traced(InProcessPlugin::of<FailTwice>("trace"), options, &transport);
+  WorkerUnderTest traced(InProcessPlugin::of<FailTwice>("trace"), options, &transport);
   transport.start(
       {transport::Subscription{"trace", "work", options.prefetch, &traced.dispatcher, ""}});
   transport::InboundMessage message;
@@ -499,7 +500,7 @@ class RequeuedInsteadDelivery final : public transport::Delivery {
 TEST_F(DispatcherTest, RetryRequeuedInsteadByTheTransport_CountedAsARequeueAndLoggedAsSuch) {
   DispatcherOptions options = options_for("requeued");
   options.retry.immediate = 0;
-  RunningWorker worker(InProcessPlugin::of<FailTwice>("requeued"), options);
+  WorkerUnderTest worker(InProcessPlugin::of<FailTwice>("requeued"), options);
   transport::InboundMessage message;
   message.message_id = "unroutable-retry";
   message.queue = "q";

@@ -14,10 +14,10 @@
 namespace warren::runtime {
 
 // Settling through `transport`, or through each delivery when there is none.
-struct RunningWorker {
-  RunningWorker(std::shared_ptr<testing_support::InProcessPlugin> plugin,
-                const DispatcherOptions& options, transport::Publisher* transport = nullptr,
-                DuplicateFilter* filter = nullptr)
+struct WorkerUnderTest {
+  WorkerUnderTest(std::shared_ptr<testing_support::InProcessPlugin> plugin,
+                  const DispatcherOptions& options, transport::Publisher* transport = nullptr,
+                  DuplicateFilter* filter = nullptr)
       : context(options.worker, plugin->info().name, {}, metrics),
         handler(std::move(plugin), context),
         worker_metrics(metrics.worker(options.worker, options.queue.empty() ? "q" : options.queue)),
