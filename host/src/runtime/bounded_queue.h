@@ -102,10 +102,7 @@ class BoundedQueue {
   // when closed and no item can be taken.
   template <class Rep, class Period>
   std::optional<Permitted> pop_with_permit_for(std::chrono::duration<Rep, Period> timeout) {
-    if (queued_.load(std::memory_order_acquire) == 0 && spin_advisor_.should_spin()) {
-      spin_advisor_.record(
-          transport::spin_until([&] { return queued_.load(std::memory_order_acquire) > 0; }));
-    }
+    spin_for_an_item();
     std::unique_lock lock(mutex_);
     not_empty_.wait_for(lock, timeout, [&] { return closed_ || takeable(); });
     return take_with_permit();
@@ -135,12 +132,7 @@ class BoundedQueue {
   // Waits up to `timeout`; std::nullopt on timeout or when closed and drained.
   template <class Rep, class Period>
   std::optional<T> pop_for(std::chrono::duration<Rep, Period> timeout) {
-    // An item that is about to be pushed is taken without a sleep, where that pays (see
-    // brief_spin.h).
-    if (queued_.load(std::memory_order_acquire) == 0 && spin_advisor_.should_spin()) {
-      spin_advisor_.record(
-          transport::spin_until([&] { return queued_.load(std::memory_order_acquire) > 0; }));
-    }
+    spin_for_an_item();
     std::unique_lock lock(mutex_);
     if (!not_empty_.wait_for(lock, timeout, [&] { return closed_ || !items_.empty(); })) {
       return std::nullopt;
@@ -208,6 +200,14 @@ class BoundedQueue {
   std::size_t queued() const noexcept { return queued_.load(std::memory_order_acquire); }
 
  private:
+  // An item that is about to be pushed is taken without a sleep, where that pays (see
+  // brief_spin.h).
+  void spin_for_an_item() {
+    if (queued_.load(std::memory_order_acquire) == 0 && spin_advisor_.should_spin()) {
+      spin_advisor_.record(
+          transport::spin_until([&] { return queued_.load(std::memory_order_acquire) > 0; }));
+    }
+  }
   bool takeable() const { return !items_.empty() && !free_permits_.empty(); }
   // Under the lock.
   std::optional<Permitted> take_with_permit() {

@@ -26,6 +26,11 @@ constexpr auto kHandlerAllowance = std::chrono::minutes(5);
 // reading thread would run them one at a time, away from the socket (help()). A hand-over costs
 // a few microseconds of CPU (issue 17), so a handler well above that gains little from help.
 constexpr std::int64_t kQuickHandlerNs = 25'000;
+// What the helper runs alone: a backlog it gets through in a quarter of a millisecond at the
+// handlers' recent pace. A bigger one wakes the dispatcher's threads too, to take their share
+// beside it (on a machine with cores to spare, handlers of 10-25 µs would otherwise run one at a
+// time however large `concurrency` is).
+constexpr std::int64_t kHelperAloneNs = 250'000;
 
 warren_str abi(const std::string& s) {
   return warren_str{s.data(), s.size()};
@@ -137,6 +142,12 @@ bool Dispatcher::deliver_all_to_helper(
     return false;
   }
   const auto count = deliveries.size();
+  const auto backlog = static_cast<std::int64_t>(inbox_.queued() + count);
+  if (backlog * std::max<std::int64_t>(1, recent_handler_ns_.load(std::memory_order_relaxed)) >
+      kHelperAloneNs) {
+    deliver_all(deliveries);  // wakes the threads; the helper still takes its share
+    return true;
+  }
   count_received(count);
   for (std::size_t i = inbox_.push_all_quietly(deliveries); i < count; ++i)
     settle(*deliveries[i], transport::Settlement::requeue());  // draining, as in deliver_all()
@@ -214,21 +225,18 @@ void Dispatcher::run_thread(std::size_t thread,
       process_window(std::move(first), thread, *lane, heartbeat.get());
       continue;
     }
+    // Thread mode takes each delivery with a permit, whose number is the crash journal slot
+    // (the helper, help(), takes one too); process mode's slot is the thread's.
+    std::unique_ptr<transport::Delivery> delivery;
+    std::size_t slot = thread;
     if (permits_) {
-      // The permit's number is the crash journal slot: the helper (help()) takes one too.
-      auto taken = inbox_.pop_with_permit_for(kIdleTick);
-      if (!taken) {
-        if (inbox_.closed())
-          break;
-        continue;
+      if (auto taken = inbox_.pop_with_permit_for(kIdleTick)) {
+        delivery = std::move(taken->item);
+        slot = taken->permit;
       }
-      if (heartbeat)
-        heartbeat->tick();
-      process(std::move(taken->item), taken->permit, *lane);
-      inbox_.return_permit(taken->permit);
-      continue;
+    } else if (auto popped = inbox_.pop_for(kIdleTick)) {
+      delivery = std::move(*popped);
     }
-    auto delivery = inbox_.pop_for(kIdleTick);
     if (!delivery) {
       if (inbox_.closed())
         break;
@@ -236,7 +244,9 @@ void Dispatcher::run_thread(std::size_t thread,
     }
     if (heartbeat)
       heartbeat->tick();
-    process(std::move(*delivery), thread, *lane);
+    process(std::move(delivery), slot, *lane);
+    if (permits_)
+      inbox_.return_permit(slot);
   }
   if (heartbeat)
     heartbeat->retire();

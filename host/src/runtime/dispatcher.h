@@ -103,7 +103,8 @@ class Dispatcher final : public transport::DeliverySink {
   // The transport's reading thread as one more taker (issue 17), in thread mode while handlers
   // are fast: it takes deliveries with the same permits as the dispatcher's threads (so never
   // more than `concurrency` handlers at once, and in order at concurrency 1), on a lane of its
-  // own, with the crash journal slot of the permit.
+  // own, with the crash journal slot of the permit. A backlog the helper would take more than a
+  // quarter of a millisecond to run alone wakes the dispatcher's threads as well.
   bool deliver_all_to_helper(
       std::vector<std::unique_ptr<transport::Delivery>>& deliveries) override;
   std::size_t help(const std::function<bool()>& enough) override;

@@ -28,7 +28,8 @@ using namespace std::chrono_literals;
 constexpr auto kPatience = 60s;
 
 // What the handler saw: messages in the order they began, on which thread, and how many ran at
-// once at most. A message with body "hold" runs until the gate opens; "slow" runs 5 ms.
+// once at most. A message with body "hold" runs until the gate opens; "slow" runs 5 ms; "busy"
+// keeps its thread busy for 10 µs (a quick handler that still costs something).
 struct Seen {
   std::mutex mutex;
   std::condition_variable changed;
@@ -52,6 +53,13 @@ class Watched final : public warren::Handler {
     g_seen->changed.notify_all();
     if (message.body() == "hold")
       g_seen->changed.wait(lock, [] { return g_seen->gate_open; });
+    if (message.body() == "busy") {
+      lock.unlock();
+      const auto until = std::chrono::steady_clock::now() + 10us;
+      while (std::chrono::steady_clock::now() < until) {
+      }
+      lock.lock();
+    }
     if (message.body() == "slow") {
       lock.unlock();
       std::this_thread::sleep_for(5ms);  // the handler's own work, not a synchronisation
@@ -179,6 +187,39 @@ TEST_F(DispatcherHelpTest, SlowHandlers_AreLeftToTheDispatchersThreads) {
   ASSERT_TRUE(log_.wait_for_count(4, kPatience));
   std::lock_guard lock(seen_.mutex);
   EXPECT_NE(seen_.threads.back(), std::this_thread::get_id());
+}
+
+TEST_F(DispatcherHelpTest, ABacklogBeyondAQuarterMillisecond_WakesTheThreadsBesideTheHelper) {
+  WorkerUnderTest& running = worker(2);
+  // Teach the dispatcher the handler's pace (10 µs and its overhead: still quick).
+  std::vector<std::unique_ptr<transport::Delivery>> warm_up;
+  for (int i = 0; i < 40; ++i)
+    warm_up.push_back(FakeDelivery::make("warm" + std::to_string(i), log_, "busy"));
+  running.dispatcher.deliver_all(warm_up);
+  ASSERT_TRUE(log_.wait_for_count(40, kPatience));
+  let_idle_threads_sleep();
+
+  // Under the line (4 × about 10 µs): the helper runs them all, the threads sleep on.
+  std::vector<std::unique_ptr<transport::Delivery>> few;
+  for (int i = 0; i < 4; ++i)
+    few.push_back(FakeDelivery::make("few" + std::to_string(i), log_, "busy"));
+  ASSERT_TRUE(running.dispatcher.deliver_all_to_helper(few));
+  EXPECT_EQ(running.dispatcher.help(never_enough_), 4U);
+
+  // Beyond it (2000 × about 10 µs = 20 ms): the threads are woken and take a share.
+  std::vector<std::unique_ptr<transport::Delivery>> many;
+  for (int i = 0; i < 2000; ++i)
+    many.push_back(FakeDelivery::make("many" + std::to_string(i), log_, "busy"));
+  ASSERT_TRUE(running.dispatcher.deliver_all_to_helper(many));
+  const std::size_t helped = running.dispatcher.help(never_enough_);
+  ASSERT_TRUE(log_.wait_for_count(2044, kPatience));
+  EXPECT_LT(helped, 2000U);
+  std::lock_guard lock(seen_.mutex);
+  const auto on_this_thread =
+      std::count(seen_.threads.begin() + 40, seen_.threads.end(), std::this_thread::get_id());
+  EXPECT_EQ(static_cast<std::size_t>(on_this_thread), 4 + helped);
+  EXPECT_LE(seen_.most_running, 2);  // the permits still hold
+  EXPECT_EQ(settled_acks().size(), 2044U);
 }
 
 TEST_F(DispatcherHelpTest, Drain_WaitsForAHandlerTheHelperRuns) {
