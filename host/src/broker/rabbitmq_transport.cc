@@ -98,19 +98,26 @@ void RabbitMqTransport::start(const std::vector<transport::Subscription>& subscr
              const std::string& queue) { on_delivery(token, std::move(message), queue); },
       metrics_, health_);
   unhanded_ = std::vector<std::vector<std::unique_ptr<transport::Delivery>>>(subscriptions.size());
+  sinks_.reset(subscriptions);
   consumer_->on_read_pass_end([this] { hand_over(); });
   consumer_->set_helper(this);
   consumer_->start();
 }
 
 void RabbitMqTransport::stop_consuming() {
-  if (consumer_)
-    consumer_->stop_consuming();
+  if (!consumer_)
+    return;
+  consumer_->stop_consuming();
+  sinks_.retire([](std::size_t) { return true; });
 }
 
 void RabbitMqTransport::stop_consuming(const std::string& worker) {
-  if (consumer_)
-    consumer_->stop_consuming(worker);
+  if (!consumer_)
+    return;
+  consumer_->stop_consuming(worker);
+  // Deliveries the broker sent before it saw the cancel may still be read: they go back to the
+  // queue (hand_over()), not to a sink its owner may destroy once this returns.
+  sinks_.retire([&](std::size_t index) { return subscriptions_[index].worker == worker; });
 }
 
 void RabbitMqTransport::set_credentials(const std::string& user, const std::string& password) {
@@ -152,12 +159,18 @@ void RabbitMqTransport::hand_over() {
   // The stand-in does not help: what it reads goes to the sinks' own threads.
   const bool helper_follows = !consumer_->standing_in();
   for (std::size_t index = 0; index < unhanded_.size(); ++index) {
-    if (unhanded_[index].empty())
+    auto& deliveries = unhanded_[index];
+    if (deliveries.empty())
       continue;
-    transport::DeliverySink& sink = *subscriptions_[index].sink;
-    if (!helper_follows) {
-      sink.deliver_all(unhanded_[index]);
-    } else if (sink.deliver_all_to_helper(unhanded_[index]) &&
+    const SinkAccess::Use sink = sinks_.enter(index);
+    if (!sink) {
+      // Its worker stopped consuming: back to the queue, for another consumer.
+      for (auto& delivery : deliveries)
+        delivery->settle(transport::Settlement::requeue());
+      deliveries.clear();
+    } else if (!helper_follows) {
+      sink->deliver_all(deliveries);
+    } else if (sink->deliver_all_to_helper(deliveries) &&
                std::find(to_help_.begin(), to_help_.end(), index) == to_help_.end()) {
       to_help_.push_back(index);
     }
@@ -172,17 +185,25 @@ bool RabbitMqTransport::begin_help() {
 
 void RabbitMqTransport::help(const std::function<bool()>& enough) {
   for (const std::size_t index : helping_) {
-    transport::DeliverySink& sink = *subscriptions_[index].sink;
-    if (enough())
-      sink.wake_takers();  // its own threads take what it queued for the helper
-    else
-      sink.help(enough);
+    transport::DeliverySink* enlisted = nullptr;
+    if (const SinkAccess::Use sink = sinks_.enter(index)) {
+      if (enough())
+        sink->wake_takers();  // its own threads take what it queued for the helper
+      else if (sink->enlist_helper())
+        enlisted = &*sink;
+    }
+    // Outside the access: the enlistment keeps the sink alive, and a stop_consuming() meanwhile
+    // need not wait for the handlers this runs.
+    if (enlisted != nullptr)
+      enlisted->help(enough);
   }
 }
 
 void RabbitMqTransport::stood_in() {
-  for (const std::size_t index : helping_)
-    subscriptions_[index].sink->wake_takers();
+  for (const std::size_t index : helping_) {
+    if (const SinkAccess::Use sink = sinks_.enter(index))
+      sink->wake_takers();
+  }
 }
 
 void RabbitMqTransport::settle(const Delivery& delivery, const transport::Settlement& settlement,

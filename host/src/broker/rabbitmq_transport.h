@@ -26,6 +26,7 @@
 #include "broker/consumer_connection.h"
 #include "broker/publisher_connection.h"
 #include "broker/requeue_backoff.h"
+#include "broker/sink_access.h"
 #include "config/config.h"
 #include "observability/health.h"
 #include "observability/metrics.h"
@@ -81,6 +82,9 @@ class RabbitMqTransport final : public transport::Transport, private LoopHelper 
   observability::Metrics* metrics_;
   observability::Health* health_;
   std::vector<transport::Subscription> subscriptions_;
+  // Every call into a subscription's sink goes through it, so that stop_consuming() can wait
+  // for those under way and refuse later ones.
+  SinkAccess sinks_;
   // Per subscription: deliveries read in the current pass, not yet handed over (I/O thread only).
   std::vector<std::vector<std::unique_ptr<transport::Delivery>>> unhanded_;
   // Subscriptions whose sinks took deliveries for the helper: this turn's (I/O thread), and

@@ -17,20 +17,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A dispatcher thread ticks at least this often while idle; one stuck in a handler longer than
-// the allowance turns /healthz red.
-constexpr auto kIdleTick = std::chrono::milliseconds(500);
+// A dispatcher thread stuck in a handler longer than this turns /healthz red (an idle one ticks
+// every DispatcherOptions::idle_tick).
 constexpr auto kHandlerAllowance = std::chrono::minutes(5);
-
-// Handlers that ran this long on average, lately, are left to the dispatcher's threads: the
-// reading thread would run them one at a time, away from the socket (help()). A hand-over costs
-// a few microseconds of CPU (issue 17), so a handler well above that gains little from help.
-constexpr std::int64_t kQuickHandlerNs = 25'000;
-// What the helper runs alone: a backlog it gets through in a quarter of a millisecond at the
-// handlers' recent pace. A bigger one wakes the dispatcher's threads too, to take their share
-// beside it (on a machine with cores to spare, handlers of 10-25 µs would otherwise run one at a
-// time however large `concurrency` is).
-constexpr std::int64_t kHelperAloneNs = 250'000;
 
 warren_str abi(const std::string& s) {
   return warren_str{s.data(), s.size()};
@@ -132,7 +121,7 @@ void Dispatcher::deliver_all(std::vector<std::unique_ptr<transport::Delivery>>& 
 }
 
 bool Dispatcher::handlers_are_quick() const noexcept {
-  return recent_handler_ns_.load(std::memory_order_relaxed) <= kQuickHandlerNs;
+  return recent_handler_ns_.load(std::memory_order_relaxed) <= options_.quick_handler.count();
 }
 
 bool Dispatcher::deliver_all_to_helper(
@@ -144,7 +133,7 @@ bool Dispatcher::deliver_all_to_helper(
   const auto count = deliveries.size();
   const auto backlog = static_cast<std::int64_t>(inbox_.queued() + count);
   if (backlog * std::max<std::int64_t>(1, recent_handler_ns_.load(std::memory_order_relaxed)) >
-      kHelperAloneNs) {
+      options_.helper_alone.count()) {
     deliver_all(deliveries);  // wakes the threads; the helper still takes its share
     return true;
   }
@@ -155,15 +144,17 @@ bool Dispatcher::deliver_all_to_helper(
   return true;
 }
 
+bool Dispatcher::enlist_helper() {
+  // Counted before the look at the inbox: drain() closes the inbox first, then waits for the
+  // helpers counted, so a help either sees it closed or is waited for.
+  std::lock_guard lock(exit_mutex_);
+  if (!helper_lane_ || inbox_.closed())
+    return false;
+  ++helpers_;
+  return true;
+}
+
 std::size_t Dispatcher::help(const std::function<bool()>& enough) {
-  {
-    // Counted before the look at the inbox: drain() closes the inbox first, then waits for the
-    // helpers counted, so a help either sees it closed or is waited for.
-    std::lock_guard lock(exit_mutex_);
-    if (inbox_.closed())
-      return 0;
-    ++helpers_;
-  }
   std::size_t ran = 0;
   // The permit goes back without waking a thread that waits for one: this thread takes the next
   // delivery itself, and wakes the others once for what it leaves.
@@ -208,7 +199,7 @@ void Dispatcher::run_thread(std::size_t thread,
       continue;
     }
     if (windowed) {
-      auto first = inbox_.pop_up_to(window_, kIdleTick);
+      auto first = inbox_.pop_up_to(window_, options_.idle_tick);
       if (first.empty()) {
         if (inbox_.closed())
           break;
@@ -230,11 +221,11 @@ void Dispatcher::run_thread(std::size_t thread,
     std::unique_ptr<transport::Delivery> delivery;
     std::size_t slot = thread;
     if (permits_) {
-      if (auto taken = inbox_.pop_with_permit_for(kIdleTick)) {
+      if (auto taken = inbox_.pop_with_permit_for(options_.idle_tick)) {
         delivery = std::move(taken->item);
         slot = taken->permit;
       }
-    } else if (auto popped = inbox_.pop_for(kIdleTick)) {
+    } else if (auto popped = inbox_.pop_for(options_.idle_tick)) {
       delivery = std::move(*popped);
     }
     if (!delivery) {

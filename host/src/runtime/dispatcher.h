@@ -45,6 +45,19 @@ struct DispatcherOptions {
   int concurrency = 1;
   config::RetryPolicy retry;
   int max_crashes = 3;  // with crash accounting: dead-letter a message after this many host deaths
+  // How often an idle thread wakes unasked (its /healthz heartbeat, a crash loop's give-back).
+  // Such a thread takes what it finds: tests that assert which thread runs what set it long.
+  std::chrono::milliseconds idle_tick{500};
+  // Thread mode (issue 17). Handlers that ran this long on average, lately, are left to the
+  // dispatcher's threads: the transport's reading thread would run them one at a time, away
+  // from its socket (help()). A hand-over costs a few microseconds of CPU, so a handler well
+  // above that gains little from help.
+  std::chrono::nanoseconds quick_handler{25'000};
+  // What the helper runs alone: a backlog it gets through in this time at the handlers' recent
+  // pace. A bigger one wakes the dispatcher's threads too, to take their share beside it (on a
+  // machine with cores to spare, handlers of 10-25 µs would otherwise run one at a time
+  // however large `concurrency` is).
+  std::chrono::nanoseconds helper_alone{250'000};
 };
 
 // Crash accounting (crash_watch.h) for one dispatcher: the host's watch, the journal slot of the
@@ -107,6 +120,7 @@ class Dispatcher final : public transport::DeliverySink {
   // quarter of a millisecond to run alone wakes the dispatcher's threads as well.
   bool deliver_all_to_helper(
       std::vector<std::unique_ptr<transport::Delivery>>& deliveries) override;
+  bool enlist_helper() override;
   std::size_t help(const std::function<bool()>& enough) override;
   void wake_takers() override;
 

@@ -64,9 +64,15 @@ class DeliverySink {
     deliver_all(deliveries);
     return false;
   }
-  // Runs queued deliveries' handlers on the calling thread, within the sink's concurrency, until
-  // none is left or `enough()` holds between two; then wakes the sink's own threads for what is
-  // left. Returns how many it ran.
+  // Counts the calling thread in as a helper, unless the sink is stopping (false: no help).
+  // True: the sink outlives the help() call that must follow, whatever its owner does meanwhile
+  // (a dispatcher's drain and destructor wait for it), so that the transport need not hold the
+  // sink while the help runs handlers (broker/sink_access.h).
+  virtual bool enlist_helper() { return false; }
+  // After enlist_helper() returned true, and it ends that enlistment: runs queued deliveries'
+  // handlers on the calling thread, within the sink's concurrency, until none is left or
+  // `enough()` holds between two; then wakes the sink's own threads for what is left. Returns
+  // how many it ran.
   virtual std::size_t help(const std::function<bool()>& /*enough*/) { return 0; }
   // Wakes the sink's own threads for whatever waits (the helping thread is held up).
   virtual void wake_takers() {}

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <string>
@@ -29,7 +30,7 @@ constexpr auto kPatience = 60s;
 
 // What the handler saw: messages in the order they began, on which thread, and how many ran at
 // once at most. A message with body "hold" runs until the gate opens; "slow" runs 5 ms; "busy"
-// keeps its thread busy for 10 µs (a quick handler that still costs something).
+// keeps its thread busy for 100 µs (a handler that costs something, quick or not as told).
 struct Seen {
   std::mutex mutex;
   std::condition_variable changed;
@@ -55,7 +56,7 @@ class Watched final : public warren::Handler {
       g_seen->changed.wait(lock, [] { return g_seen->gate_open; });
     if (message.body() == "busy") {
       lock.unlock();
-      const auto until = std::chrono::steady_clock::now() + 10us;
+      const auto until = std::chrono::steady_clock::now() + 100us;
       while (std::chrono::steady_clock::now() < until) {
       }
       lock.lock();
@@ -78,9 +79,16 @@ class DispatcherHelpTest : public ::testing::Test {
     g_seen = nullptr;
   }
 
-  WorkerUnderTest& worker(int concurrency) {
+  // `quick_handler` an hour: every handler counts as quick, however slow this build makes it (an
+  // instrumented one, ASan or TSan, takes tens of microseconds where the release takes one).
+  WorkerUnderTest& worker(int concurrency, std::chrono::nanoseconds quick_handler = 1h,
+                          std::chrono::nanoseconds helper_alone = 1h) {
     DispatcherOptions options = options_for("helped");
     options.concurrency = concurrency;
+    options.quick_handler = quick_handler;
+    options.helper_alone = helper_alone;
+    // An idle thread that woke on its tick would take what the test hands the helper.
+    options.idle_tick = std::chrono::hours(1);
     worker_.emplace(InProcessPlugin::of<Watched>("watched"), options);
     return *worker_;
   }
@@ -92,13 +100,17 @@ class DispatcherHelpTest : public ::testing::Test {
     return made;
   }
   // Gives the dispatcher's idle threads time to stop spinning and fall asleep, where only a
-  // wake-up (or their idle tick, twice a second) makes them take a delivery. Whether a thread
+  // wake-up makes them take a delivery (their idle tick is an hour here). Whether a thread
   // sleeps cannot be observed, so this is a pause: without it an idle thread that has just
   // started may take what the test hands the helper.
   static void let_idle_threads_sleep() { std::this_thread::sleep_for(50ms); }
   bool wait_until_running(int count) {
     std::unique_lock lock(seen_.mutex);
     return seen_.changed.wait_for(lock, kPatience, [&] { return seen_.running >= count; });
+  }
+  // What the transport's reading thread does: enlists, then helps.
+  static std::size_t help(WorkerUnderTest& running, const std::function<bool()>& enough) {
+    return running.dispatcher.enlist_helper() ? running.dispatcher.help(enough) : 0;
   }
   void open_gate() {
     std::lock_guard lock(seen_.mutex);
@@ -128,7 +140,7 @@ TEST_F(DispatcherHelpTest, ConcurrencyOne_TheHelperWaitsForThePermitAndTheOrderH
   auto later = deliveries({{"1", ""}, {"2", ""}, {"3", ""}});
   ASSERT_TRUE(running.dispatcher.deliver_all_to_helper(later));
   EXPECT_TRUE(later.empty());
-  EXPECT_EQ(running.dispatcher.help(never_enough_), 0U);  // no permit: it runs nothing
+  EXPECT_EQ(help(running, never_enough_), 0U);  // no permit: it runs nothing
 
   open_gate();
   ASSERT_TRUE(log_.wait_for_count(4, kPatience));
@@ -148,7 +160,7 @@ TEST_F(DispatcherHelpTest, ConcurrencyTwo_TheHelperRunsOneBesideADispatcherThrea
   ASSERT_TRUE(running.dispatcher.deliver_all_to_helper(quick));
   // The second permit is free: the helper runs both, one after the other, on this thread (the
   // idle dispatcher thread was not woken for them).
-  EXPECT_EQ(running.dispatcher.help(never_enough_), 2U);
+  EXPECT_EQ(help(running, never_enough_), 2U);
   {
     std::lock_guard lock(seen_.mutex);
     ASSERT_EQ(seen_.order, (std::vector<std::string>{"held", "a", "b"}));
@@ -169,14 +181,14 @@ TEST_F(DispatcherHelpTest, EnoughBetweenTwo_TheRestGoesToTheDispatchersThreads) 
   WorkerUnderTest& running = worker(1);
   auto three = deliveries({{"1", ""}, {"2", ""}, {"3", ""}});
   ASSERT_TRUE(running.dispatcher.deliver_all_to_helper(three));
-  EXPECT_EQ(running.dispatcher.help([] { return true; }), 1U);
+  EXPECT_EQ(help(running, [] { return true; }), 1U);
   // It woke the dispatcher's thread for the two it left.
   ASSERT_TRUE(log_.wait_for_count(3, kPatience));
   EXPECT_EQ(settled_acks(), (std::vector<std::string>{"1", "2", "3"}));
 }
 
 TEST_F(DispatcherHelpTest, SlowHandlers_AreLeftToTheDispatchersThreads) {
-  WorkerUnderTest& running = worker(1);
+  WorkerUnderTest& running = worker(1, /*quick_handler=*/1ms);
   for (int i = 0; i < 3; ++i)
     running.dispatcher.deliver(FakeDelivery::make("slow" + std::to_string(i), log_, "slow"));
   ASSERT_TRUE(log_.wait_for_count(3, kPatience));
@@ -189,9 +201,10 @@ TEST_F(DispatcherHelpTest, SlowHandlers_AreLeftToTheDispatchersThreads) {
   EXPECT_NE(seen_.threads.back(), std::this_thread::get_id());
 }
 
-TEST_F(DispatcherHelpTest, ABacklogBeyondAQuarterMillisecond_WakesTheThreadsBesideTheHelper) {
-  WorkerUnderTest& running = worker(2);
-  // Teach the dispatcher the handler's pace (10 µs and its overhead: still quick).
+TEST_F(DispatcherHelpTest, ABacklogBeyondWhatTheHelperRunsAlone_WakesTheThreadsBesideIt) {
+  // The helper runs alone what it gets through in 5 ms at the handlers' recent pace.
+  WorkerUnderTest& running = worker(2, /*quick_handler=*/1h, /*helper_alone=*/5ms);
+  // Teach the dispatcher the handler's pace: 100 µs, and its overhead.
   std::vector<std::unique_ptr<transport::Delivery>> warm_up;
   for (int i = 0; i < 40; ++i)
     warm_up.push_back(FakeDelivery::make("warm" + std::to_string(i), log_, "busy"));
@@ -199,27 +212,27 @@ TEST_F(DispatcherHelpTest, ABacklogBeyondAQuarterMillisecond_WakesTheThreadsBesi
   ASSERT_TRUE(log_.wait_for_count(40, kPatience));
   let_idle_threads_sleep();
 
-  // Under the line (4 × about 10 µs): the helper runs them all, the threads sleep on.
+  // Under the line (4 × 100 µs and the overhead): the helper runs them all, the threads sleep.
   std::vector<std::unique_ptr<transport::Delivery>> few;
   for (int i = 0; i < 4; ++i)
     few.push_back(FakeDelivery::make("few" + std::to_string(i), log_, "busy"));
   ASSERT_TRUE(running.dispatcher.deliver_all_to_helper(few));
-  EXPECT_EQ(running.dispatcher.help(never_enough_), 4U);
+  EXPECT_EQ(help(running, never_enough_), 4U);
 
-  // Beyond it (2000 × about 10 µs = 20 ms): the threads are woken and take a share.
+  // Beyond it (400 × at least 100 µs = 40 ms): the threads are woken and take a share.
   std::vector<std::unique_ptr<transport::Delivery>> many;
-  for (int i = 0; i < 2000; ++i)
+  for (int i = 0; i < 400; ++i)
     many.push_back(FakeDelivery::make("many" + std::to_string(i), log_, "busy"));
   ASSERT_TRUE(running.dispatcher.deliver_all_to_helper(many));
-  const std::size_t helped = running.dispatcher.help(never_enough_);
-  ASSERT_TRUE(log_.wait_for_count(2044, kPatience));
-  EXPECT_LT(helped, 2000U);
+  const std::size_t helped = help(running, never_enough_);
+  ASSERT_TRUE(log_.wait_for_count(444, kPatience));
+  EXPECT_LT(helped, 400U);
   std::lock_guard lock(seen_.mutex);
   const auto on_this_thread =
       std::count(seen_.threads.begin() + 40, seen_.threads.end(), std::this_thread::get_id());
   EXPECT_EQ(static_cast<std::size_t>(on_this_thread), 4 + helped);
   EXPECT_LE(seen_.most_running, 2);  // the permits still hold
-  EXPECT_EQ(settled_acks().size(), 2044U);
+  EXPECT_EQ(settled_acks().size(), 444U);
 }
 
 TEST_F(DispatcherHelpTest, Drain_WaitsForAHandlerTheHelperRuns) {
@@ -227,8 +240,7 @@ TEST_F(DispatcherHelpTest, Drain_WaitsForAHandlerTheHelperRuns) {
   let_idle_threads_sleep();
   auto held = deliveries({{"held", "hold"}});
   ASSERT_TRUE(running.dispatcher.deliver_all_to_helper(held));
-  auto helper =
-      std::async(std::launch::async, [&] { return running.dispatcher.help(never_enough_); });
+  auto helper = std::async(std::launch::async, [&] { return help(running, never_enough_); });
   ASSERT_TRUE(wait_until_running(1));
 
   running.dispatcher.request_stop();
@@ -240,6 +252,7 @@ TEST_F(DispatcherHelpTest, Drain_WaitsForAHandlerTheHelperRuns) {
   EXPECT_EQ(helper.get(), 1U);
   EXPECT_EQ(settled_acks(), (std::vector<std::string>{"held"}));
   EXPECT_EQ(running.dispatcher.in_flight(), 0U);
+  EXPECT_FALSE(running.dispatcher.enlist_helper());  // drained: no helper counted in again
 }
 
 }  // namespace

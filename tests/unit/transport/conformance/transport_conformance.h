@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "acking_sink.h"
 #include "config/config.h"
 #include "recording_sink.h"
 #include "required_services.h"
@@ -326,6 +327,32 @@ TYPED_TEST_P(TransportConformance, StopConsumingThenClose_NothingIsLostAndNothin
   EXPECT_EQ(this->backend_.ready_count(this->queue_), 8u);
 }
 
+TYPED_TEST_P(TransportConformance,
+             StopConsumingOneWorkerMidStream_NothingMoreReachesItsSinkAndNothingIsLost) {
+  // A reload replacing a worker whose queue streams: the host destroys its dispatcher as soon
+  // as stop_consuming(worker) returns, so no delivery may reach that sink after it (RabbitMQ:
+  // those the broker sent before it saw the cancel go back to the queue).
+  constexpr int kMessages = 1500;
+  AckingSink streaming;
+  this->transport_ = this->backend_.open(this->config_);
+  this->transport_->start(
+      {{"conformance", this->queue_, 50, &streaming, this->dead_letter_exchange_},
+       {"dead-reader", this->dead_letter_queue_, 10, &this->dead_, ""}});
+  // Closed before `streaming` goes, whatever the outcome (a failed ASSERT returns early).
+  const std::unique_ptr<Transport, void (*)(Transport*)> close_first(
+      this->transport_.get(), [](Transport* transport) { transport->close(); });
+  this->publish(0, kMessages);
+  ASSERT_GE(streaming.wait_for_acked(kMessages / 5, kArrivalTimeout), kMessages / 5u);
+  this->transport_->stop_consuming("conformance");
+  streaming.worker_stopped();
+  streaming.finish();  // acks what it was handed before
+  this->transport_->close();
+  EXPECT_EQ(streaming.late(), 0u) << "delivered after stop_consuming(worker) returned";
+  EXPECT_EQ(streaming.acked() + this->backend_.ready_count(this->queue_),
+            static_cast<std::size_t>(kMessages))
+      << "acked " << streaming.acked() << ": messages lost or not settled";
+}
+
 TYPED_TEST_P(TransportConformance, PublishErrors_NameTheirReasonAndPublishingGoesOn) {
   this->start();
   OutboundMessage missing = this->message(0);
@@ -356,13 +383,14 @@ TYPED_TEST_P(TransportConformance, PublishErrors_NameTheirReasonAndPublishingGoe
   EXPECT_EQ(this->backend_.ready_count(this->queue_), 0u);
 }
 
-REGISTER_TYPED_TEST_SUITE_P(TransportConformance,
-                            Ack_EachMessageArrivesOnceAsPublishedAndLeavesTheQueue,
-                            Requeue_TheMessageComesBackRedeliveredWithTheSameAttempt,
-                            RetryLater_ComesBackAfterItsDelayWithTheNextAttempt,
-                            DeadLetter_ArrivesInTheDeadLetterQueueWithTheReasonHeaders,
-                            LostConnection_UnsettledDeliveriesTurnStaleAndComeBackOnce,
-                            StopConsumingThenClose_NothingIsLostAndNothingMoreArrives,
-                            PublishErrors_NameTheirReasonAndPublishingGoesOn);
+REGISTER_TYPED_TEST_SUITE_P(
+    TransportConformance, Ack_EachMessageArrivesOnceAsPublishedAndLeavesTheQueue,
+    Requeue_TheMessageComesBackRedeliveredWithTheSameAttempt,
+    RetryLater_ComesBackAfterItsDelayWithTheNextAttempt,
+    DeadLetter_ArrivesInTheDeadLetterQueueWithTheReasonHeaders,
+    LostConnection_UnsettledDeliveriesTurnStaleAndComeBackOnce,
+    StopConsumingThenClose_NothingIsLostAndNothingMoreArrives,
+    StopConsumingOneWorkerMidStream_NothingMoreReachesItsSinkAndNothingIsLost,
+    PublishErrors_NameTheirReasonAndPublishingGoesOn);
 
 }  // namespace warren::transport::testing
