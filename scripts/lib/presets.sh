@@ -6,6 +6,13 @@
 
 WARREN_JOBS=${WARREN_JOBS:-$(nproc)}
 
+# Compiler cache (CMake uses ccache when it is installed): paths are taken relative to the
+# checkout (the current directory: every script sources this from the repository's root), so
+# another clone of the same sources hits the same cache entries.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+
 # preset_build_dir NAME: the build tree of preset NAME (absolute).
 preset_build_dir() {
   if [[ -n ${WARREN_BUILD_ROOT:-} ]]; then
