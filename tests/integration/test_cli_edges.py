@@ -83,3 +83,38 @@ def test_dlq_replay_of_a_letter_whose_replay_count_is_not_a_number_counts_it_as_
     replayed = broker.get(work)
     assert replayed is not None and replayed.message_id == "letter-1"
     assert replayed.headers["x-warren-replay-count"] in ("1", b"1"), replayed.headers
+
+
+def test_run_with_a_misspelt_plugin_exits_2_naming_the_worker_its_line_and_the_plugins_there(
+        tmp_path):
+    # A worker's plugin that is not in the plugin directory: the refusal says which worker asked
+    # for it, where the configuration declares that worker, and what the directory does hold.
+    require_services("warren")
+    config = write_config(tmp_path, f"""\
+        [host]
+        name = "misspelt-plugin"
+        plugin_dir = "{env("WARREN_PLUGIN_DIR")}"
+
+        [metrics]
+        enabled = false
+
+        [broker]
+        transport = "sqlite"
+
+        [broker.sqlite]
+        path = "{tmp_path / "queue.db"}"
+
+        [[queues]]
+        name = "emails"
+
+        [[workers]]
+        name = "emails"
+        queue = "emails"
+        plugin = "order_emial"
+        """)
+    result = warren_cli("run", "-c", config, timeout=30)
+    assert result.returncode == 2, output(result)
+    assert f"liborder_emial.so\": worker 'emails' ({config}:17:1): not found" in result.stderr, \
+        output(result)
+    assert "(the directory holds " in result.stderr and "order_email" in result.stderr, \
+        output(result)

@@ -123,13 +123,40 @@ void check_directory(const fs::path& directory, const std::string& description,
   }
 }
 
+// The plugins `directory` holds (lib<name>.so), for a "not found" that shows what a misspelt
+// name was meant to be: " (the directory holds order_email, sales_ranking)".
+std::string plugins_held_by(const fs::path& directory) {
+  constexpr std::size_t kShown = 12;
+  std::vector<std::string> names;
+  std::error_code error;
+  for (fs::directory_iterator entry(directory, error), end; !error && entry != end;
+       entry.increment(error)) {
+    const std::string file_name = entry->path().filename().string();
+    if (file_name.size() > 6 && file_name.starts_with("lib") && file_name.ends_with(".so"))
+      names.push_back(file_name.substr(3, file_name.size() - 6));
+  }
+  if (error)
+    return {};
+  if (names.empty())
+    return " (the directory holds no lib<name>.so)";
+  std::sort(names.begin(), names.end());
+  std::string text = " (the directory holds ";
+  for (std::size_t i = 0; i < names.size() && i < kShown; ++i)
+    text += (i == 0 ? "" : ", ") + names[i];
+  if (names.size() > kShown)
+    text += " and " + std::to_string(names.size() - kShown) + " more";
+  return text + ")";
+}
+
 void check_plugin_file(const fs::path& path, const fs::path& file) {
   struct stat status {};
   if (::lstat(path.c_str(), &status) != 0) {
     const int error = errno;
     if (error == ENOENT) {
-      throw PluginLoadError(
-          file, "not found: no such file; build the plugin or check its name and directory");
+      throw PluginLoadError(file,
+                            "not found: no such file; build the plugin or check its name and "
+                            "directory" +
+                                plugins_held_by(path.parent_path()));
     }
     throw PluginLoadError(file, std::string("refused: cannot inspect it: ") + std::strerror(error));
   }

@@ -33,16 +33,25 @@ std::unique_ptr<Host::Worker> Host::make_worker(
   worker->context =
       std::make_unique<WorkerContext>(spec.name, spec.plugin, spec.settings, metrics_,
                                       static_cast<std::size_t>(spec.metric_series_limit));
-  if (spec.isolation == config::WorkerConfig::Isolation::process) {
-    make_process_runner(*worker, owner_plugin_dir(*worker));
-    return worker;
-  }
   try {
-    worker->handler = std::make_unique<plugin::HandlerInstance>(library, *worker->context);
+    if (spec.isolation == config::WorkerConfig::Isolation::process)
+      make_process_runner(*worker, owner_plugin_dir(*worker));
+    else
+      worker->handler = std::make_unique<plugin::HandlerInstance>(library, *worker->context);
   } catch (const plugin::PluginLoadError& e) {
-    throw plugin::PluginLoadError(e.file(), "worker '" + spec.name + "': " + e.reason());
+    throw refusal_for(spec, e);
   }
   return worker;
+}
+
+plugin::PluginLoadError Host::refusal_for(const config::WorkerConfig& spec,
+                                          const plugin::PluginLoadError& refusal) {
+  std::string worker = "worker '" + spec.name + "'";
+  if (!spec.where.file.empty()) {
+    worker += " (" + spec.where.file + ":" + std::to_string(spec.where.line) + ":" +
+              std::to_string(spec.where.column) + ")";
+  }
+  return plugin::PluginLoadError(refusal.file(), worker + ": " + refusal.reason());
 }
 
 std::filesystem::path Host::owner_plugin_dir(const Worker& worker) {
@@ -64,7 +73,7 @@ void Host::make_process_runner(Worker& worker, const std::filesystem::path& plug
     try {
       worker_binary_ = std::make_unique<isolation::HeldExecutable>(find_worker_binary().string());
     } catch (const std::exception& e) {
-      throw plugin::PluginLoadError(file, "worker '" + spec.name + "': " + e.what());
+      throw plugin::PluginLoadError(file, e.what());
     }
   }
   ProcessRunnerOptions options;
@@ -115,8 +124,13 @@ void Host::load_workers() {
       continue;
     }
     auto& library = libraries[spec.plugin];
-    if (!library)
-      library = plugin::PluginLibrary::load(config_->host.plugin_dir, spec.plugin);
+    if (!library) {
+      try {
+        library = plugin::PluginLibrary::load(config_->host.plugin_dir, spec.plugin);
+      } catch (const plugin::PluginLoadError& e) {
+        throw refusal_for(spec, e);
+      }
+    }
     auto worker = make_worker(config_, spec, library);
     metrics_.set_plugin_info(library->info().name, library->info().version, spec.name);
     observability::log(observability::LogLevel::info,

@@ -107,6 +107,10 @@ class Host {
   std::unique_ptr<Worker> make_worker(std::shared_ptr<const config::Config> owner,
                                       const config::WorkerConfig& spec,
                                       std::shared_ptr<const plugin::PluginLibrary> library);
+  // A refused plugin, said of the worker that asked for it and where the configuration declares
+  // that worker: "worker 'emails' (conf/warren.toml:80:1): not found: ...".
+  static plugin::PluginLoadError refusal_for(const config::WorkerConfig& spec,
+                                             const plugin::PluginLoadError& refusal);
   // isolation = "process": the worker's runner (the host never loads its plugin). Throws
   // PluginLoadError when the plugin file cannot be read or warren-worker is missing.
   void make_process_runner(Worker& worker, const std::filesystem::path& plugin_dir);

@@ -135,8 +135,13 @@ Host::ReloadPlan Host::prepare_reload() {
       std::shared_ptr<const plugin::PluginLibrary> library;
       if (spec.isolation == config::WorkerConfig::Isolation::thread) {
         auto& loaded = libraries[spec.plugin];
-        if (!loaded)
-          loaded = plugin::PluginLibrary::load_snapshot(next.host.plugin_dir, spec.plugin);
+        if (!loaded) {
+          try {
+            loaded = plugin::PluginLibrary::load_snapshot(next.host.plugin_dir, spec.plugin);
+          } catch (const plugin::PluginLoadError& e) {
+            throw refusal_for(spec, e);
+          }
+        }
         library = loaded;
       }
       auto worker = make_worker(plan.config, spec, library);

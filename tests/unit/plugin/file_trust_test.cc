@@ -15,6 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::AllOf;
+using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using testing::kForeignUid;
 using testing::refusal_of;
@@ -197,6 +198,27 @@ TEST(FileTrust, MissingFile_IsReportedAsNotFound) {
 
   EXPECT_EQ(error.file(), file);
   EXPECT_THAT(error.reason(), StartsWith("not found: no such file"));
+}
+
+TEST(FileTrust, MissingFile_NamesThePluginsTheDirectoryHolds) {
+  const TempPluginDir dir;
+  dir.copy_fixture("good", "order_email");
+  dir.copy_fixture("good", "sales_ranking");
+  dir.write_file("README", "not a plugin");
+
+  const PluginLoadError error =
+      refusal_of([&] { check_trusted_plugin_file(dir.path(), dir.path() / "liborder_emial.so"); });
+
+  EXPECT_THAT(error.reason(), EndsWith("(the directory holds order_email, sales_ranking)"));
+}
+
+TEST(FileTrust, MissingFileInADirectoryWithoutPlugins_SaysSo) {
+  const TempPluginDir dir;
+
+  const PluginLoadError error =
+      refusal_of([&] { check_trusted_plugin_file(dir.path(), dir.path() / "libabsent.so"); });
+
+  EXPECT_THAT(error.reason(), EndsWith("(the directory holds no lib<name>.so)"));
 }
 
 TEST(FileTrust, DirectoryInPlaceOfTheFile_IsRefused) {
