@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "config/problem_list.h"
 #include "observability/log.h"
 #include "runtime/host_worker.h"
 #include "runtime/worker_binary.h"
@@ -47,10 +48,8 @@ std::unique_ptr<Host::Worker> Host::make_worker(
 plugin::PluginLoadError Host::refusal_for(const config::WorkerConfig& spec,
                                           const plugin::PluginLoadError& refusal) {
   std::string worker = "worker '" + spec.name + "'";
-  if (!spec.where.file.empty()) {
-    worker += " (" + spec.where.file + ":" + std::to_string(spec.where.line) + ":" +
-              std::to_string(spec.where.column) + ")";
-  }
+  if (!spec.where.file.empty())
+    worker += " (" + config::to_string(spec.where) + ")";
   return plugin::PluginLoadError(refusal.file(), worker + ": " + refusal.reason());
 }
 

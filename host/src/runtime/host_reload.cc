@@ -11,6 +11,7 @@
 //            its last instance. At no time is a changed worker's queue without a consumer.
 #include <map>
 
+#include "config/problem_list.h"
 #include "observability/log.h"
 #include "plugin/plugin_content.h"
 #include "runtime/host.h"
@@ -127,8 +128,7 @@ Host::ReloadPlan Host::prepare_reload() {
           filter = worker->duplicate_filter;
       }
       if (spec.idempotency && filter == nullptr) {
-        throw ReloadRefused({spec.where.file + ":" + std::to_string(spec.where.line) + ":" +
-                             std::to_string(spec.where.column) + ": worker '" + spec.name +
+        throw ReloadRefused({config::to_string(spec.where) + ": worker '" + spec.name +
                              "': idempotency is set up at start; restart warren to add a worker "
                              "with [workers.idempotency] or to turn it on"});
       }
